@@ -1,0 +1,3 @@
+module github.com/nuesm/nuesm
+
+go 1.26
