@@ -1,0 +1,55 @@
+# nuesm — see README.md. `make run` and `make test` are the two commands a
+# fresh machine needs; the rest is for developers.
+GO        ?= go
+BIN       := bin
+GOBIN     := $(shell $(GO) env GOPATH)/bin
+STATICCHECK ?= $(GOBIN)/staticcheck
+FUZZTIME  ?= 30s
+PKGS      := ./...
+
+.PHONY: all build run test test-short bench lint fmt fuzz clean default-fabric
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## run: the main job on the embedded default fabric
+run: build
+	./$(BIN)/nuesm info --default
+
+## test: every test, including the real-tool tests (ibsim, ibnetdiscover)
+test:
+	$(GO) test -count=1 -timeout 80m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+## bench: benchmarks (figures, never assertions)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+lint:
+	$(GO) vet $(PKGS)
+	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	$(STATICCHECK) $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+## fuzz: short runs of every native fuzz target (FUZZTIME each)
+fuzz:
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+## default-fabric: regenerate the embedded default fabric from its generator
+default-fabric: build
+	./$(BIN)/nuesm gen clos2 --radix 36 -o internal/defaults/default.topo
+
+clean:
+	rm -rf $(BIN)

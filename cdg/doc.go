@@ -1,0 +1,18 @@
+// Package cdg builds channel dependency graphs (CDGs) and proves routings
+// safe.
+//
+// A channel is one direction of a switch-to-switch cable (fabric.Graph
+// channel ids). A virtual channel is a (channel, VL) pair, numbered
+// c*numVLs + vl. A routing creates a dependency from virtual channel a to b
+// when some path leaves a switch on b right after arriving on a. Dally and
+// Seitz (IEEE ToC 36(5), 1987): a deterministic routing is deadlock-free if
+// its CDG over virtual channels is acyclic. When VLs do not change along a
+// path the CDG splits into one graph per VL and this is the familiar
+// "acyclic per VL" condition; with per-hop SL2VL changes (DOR's dateline)
+// the cross-VL edges are kept and checked too.
+//
+// Verify walks every (source, destination) pair through the forwarding
+// tables and checks delivery, loop freedom, dead ends, the VL limit and CDG
+// acyclicity. Cycle search is iterative (no recursion), so CDGs of millions
+// of edges are fine.
+package cdg

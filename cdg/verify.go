@@ -1,0 +1,360 @@
+package cdg
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+)
+
+// Sentinel errors of Verify (besides ErrCycle).
+var (
+	ErrUndelivered = errors.New("pairs not delivered")
+	ErrVLLimit     = errors.New("VL limit exceeded")
+)
+
+// Options tune Verify.
+type Options struct {
+	// MaxVLs is the VL limit to check; 0 means lft.MaxVLs.
+	MaxVLs int
+	// SwitchSources also walks paths from every switch's own LID (switch
+	// management traffic) to every destination; by default the sources are
+	// the CA and router ports.
+	SwitchSources bool
+	// MaxExamples caps the failing pairs kept as examples (default 10).
+	MaxExamples int
+	// Workers is the number of goroutines (0 = GOMAXPROCS). The report does
+	// not depend on it.
+	Workers int
+}
+
+// Failure reasons of a pair.
+const (
+	reasonOK uint8 = iota
+	reasonLoop
+	reasonNoRoute
+	reasonBadPort
+	reasonUncabled
+	reasonWrongNode
+	reasonWrongPort
+)
+
+var reasonText = [...]string{"ok", "forwarding loop", "no route (LFT entry 0xFF)", "LFT port beyond the switch's port count",
+	"LFT port not cabled", "LFT port leads to a CA or router that is not the destination", "wrong port at the destination switch"}
+
+// PairFailure is an example of an undelivered pair.
+type PairFailure struct {
+	Src    string // source name (CA description or switch name) and port
+	SLID   int
+	DLID   int
+	Reason string // what went wrong and where
+}
+
+// Report is the outcome of Verify.
+type Report struct {
+	Sources      int   // source ports (CA/router ports, plus switches with SwitchSources)
+	Destinations int   // destination LIDs (every LID of every endpoint)
+	Pairs        int64 // (source, destination LID) pairs the fabric connects
+	Delivered    int64
+	Unconnected  int64 // pairs the fabric itself disconnects (not checked)
+	Loops        int64 // undelivered pairs by reason
+	DeadEnds     int64
+	Examples     []PairFailure
+
+	VLsUsed    int // highest VL used on any hop + 1
+	VLLimit    int
+	NumVLs     int // what the routing claims
+	CDGEdges   int // dependencies between virtual channels
+	EdgesPerVL []int
+	CrossVL    int // dependencies that change VL
+	Cycle      *CycleError
+}
+
+// OK reports whether the routing passed every check.
+func (r *Report) OK() bool {
+	return r.Delivered == r.Pairs && r.Cycle == nil && r.VLsUsed <= r.VLLimit && r.VLsUsed <= max(r.NumVLs, 1)
+}
+
+// Err returns nil for a passing report, else the failures joined: an
+// ErrUndelivered error naming the first failing pair, an ErrVLLimit error,
+// and the *CycleError.
+func (r *Report) Err() error {
+	var errs []error
+	if r.Delivered != r.Pairs {
+		msg := fmt.Sprintf("cdg: %d of %d pairs not delivered (%d loops, %d dead ends)", r.Pairs-r.Delivered, r.Pairs, r.Loops, r.DeadEnds)
+		if len(r.Examples) > 0 {
+			e := r.Examples[0]
+			msg += fmt.Sprintf("; first: %s (LID %d) -> LID %d: %s", e.Src, e.SLID, e.DLID, e.Reason)
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", msg, ErrUndelivered))
+	}
+	if r.VLsUsed > r.VLLimit {
+		errs = append(errs, fmt.Errorf("cdg: routing uses %d VLs, limit %d: %w", r.VLsUsed, r.VLLimit, ErrVLLimit))
+	} else if r.VLsUsed > max(r.NumVLs, 1) {
+		errs = append(errs, fmt.Errorf("cdg: routing uses %d VLs but claims %d: %w", r.VLsUsed, r.NumVLs, ErrVLLimit))
+	}
+	if r.Cycle != nil {
+		errs = append(errs, r.Cycle)
+	}
+	return errors.Join(errs...)
+}
+
+// String renders the report for people.
+func (r *Report) String() string {
+	var b strings.Builder
+	verdict := "PASS"
+	if !r.OK() {
+		verdict = "FAIL"
+	}
+	fmt.Fprintf(&b, "verdict:        %s\n", verdict)
+	fmt.Fprintf(&b, "sources:        %d ports, %d destination LIDs\n", r.Sources, r.Destinations)
+	fmt.Fprintf(&b, "pairs:          %d delivered of %d connected (%d loops, %d dead ends); %d pairs disconnected by the fabric\n",
+		r.Delivered, r.Pairs, r.Loops, r.DeadEnds, r.Unconnected)
+	fmt.Fprintf(&b, "VLs:            %d used, %d claimed, limit %d\n", r.VLsUsed, r.NumVLs, r.VLLimit)
+	fmt.Fprintf(&b, "CDG:            %d dependencies", r.CDGEdges)
+	if r.CrossVL > 0 {
+		fmt.Fprintf(&b, " (%d change VL)", r.CrossVL)
+	}
+	b.WriteString("; per VL:")
+	for vl, n := range r.EdgesPerVL {
+		fmt.Fprintf(&b, " VL%d=%d", vl, n)
+	}
+	b.WriteString("\n")
+	if r.Cycle == nil {
+		b.WriteString("deadlock:       none (CDG acyclic)\n")
+	} else {
+		fmt.Fprintf(&b, "deadlock:       cycle of %d channels:\n", len(r.Cycle.Names))
+		for i, n := range r.Cycle.Names {
+			if i == 3*maxListed {
+				fmt.Fprintf(&b, "                … %d more\n", len(r.Cycle.Names)-i)
+				break
+			}
+			fmt.Fprintf(&b, "                %s\n", n)
+		}
+	}
+	for _, e := range r.Examples {
+		fmt.Fprintf(&b, "undelivered:    %s (LID %d) -> LID %d: %s\n", e.Src, e.SLID, e.DLID, e.Reason)
+	}
+	return b.String()
+}
+
+// Verify checks routing r on fabric g: every connected (source,
+// destination LID) pair is delivered without loops or dead ends, the VLs
+// used stay within the limit and what the routing claims, and the CDG over
+// virtual channels is acyclic. The returned report is complete either way;
+// the error is Report.Err() (nil when the routing is safe) or a shape
+// mismatch between r and g.
+func Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, error) {
+	if err := r.CheckShape(g); err != nil {
+		return nil, err
+	}
+	v := newVerifier(g, r, opt)
+	v.run()
+	rep := v.report()
+	return rep, rep.Err()
+}
+
+// verifier holds what the per-destination walks share (read-only) and the
+// dependency bitset they fill.
+type verifier struct {
+	g     *fabric.Graph
+	r     *lft.Routing
+	opt   Options
+	comp  []int32 // switch -> component of the switch graph
+	nsrc  []int32 // switch -> terminal sources attached
+	V     int     // VLs addressed in the bitset
+	cross bool    // SL2VL may change the VL along a path
+	tbase []int64 // channel -> first turn id
+	edges []uint64
+	dests []int32 // destination LIDs
+
+	mu       sync.Mutex
+	pairs    int64
+	deliv    int64
+	unconn   int64
+	loops    int64
+	dead     int64
+	vlMask   uint32
+	examples []example
+}
+
+type example struct {
+	dlid int
+	src  int // source order: switch index*1024 + port, for determinism
+	f    PairFailure
+}
+
+func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
+	if opt.MaxVLs <= 0 {
+		opt.MaxVLs = lft.MaxVLs
+	}
+	if opt.MaxExamples <= 0 {
+		opt.MaxExamples = 10
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	v := &verifier{g: g, r: r, opt: opt}
+	S := g.NumSwitches()
+	v.comp = make([]int32, S)
+	for i := range v.comp {
+		v.comp[i] = -1
+	}
+	dist, queue := make([]int32, S), make([]int32, S)
+	for s := int32(0); int(s) < S; s++ {
+		if v.comp[s] >= 0 {
+			continue
+		}
+		g.BFS(s, dist, queue)
+		for t, d := range dist {
+			if d >= 0 {
+				v.comp[t] = s
+			}
+		}
+	}
+	v.nsrc = make([]int32, S)
+	for s := 0; s < S; s++ {
+		v.nsrc[s] = g.TermOff[s+1] - g.TermOff[s]
+	}
+	v.V = maxVL(r) + 1
+	v.cross = !r.SL2VL.Uniform()
+	v.tbase = make([]int64, g.NumChannels()+1)
+	for c := 0; c < g.NumChannels(); c++ {
+		v.tbase[c+1] = v.tbase[c] + int64(g.Degree(g.Head[c]))
+	}
+	nbits := v.tbase[g.NumChannels()] * int64(v.V)
+	if v.cross {
+		nbits *= int64(v.V)
+	}
+	v.edges = make([]uint64, (nbits+63)/64)
+	for lid := 1; lid <= g.MaxLID(); lid++ {
+		if sw, term := g.Owner(lid); sw >= 0 || term >= 0 {
+			v.dests = append(v.dests, int32(lid))
+		}
+	}
+	return v
+}
+
+// maxVL returns the highest VL any SL in use maps to on any port.
+func maxVL(r *lft.Routing) int {
+	var used [lft.NumSLs]bool
+	for _, sl := range r.SL.ByDest {
+		used[sl&0xF] = true
+	}
+	for _, sl := range r.SL.BySrc {
+		used[sl&0xF] = true
+	}
+	for _, sl := range r.SL.Pair {
+		used[sl&0xF] = true
+	}
+	m := 0
+	for sl, u := range used {
+		if !u {
+			continue
+		}
+		m = max(m, int(r.SL2VL.Default[sl]))
+		for _, t := range r.SL2VL.Switch {
+			if t == nil {
+				continue
+			}
+			for i := sl; i < len(t.VL); i += lft.NumSLs {
+				m = max(m, int(t.VL[i]))
+			}
+		}
+	}
+	return m
+}
+
+func (v *verifier) run() {
+	var wg sync.WaitGroup
+	for w := 0; w < v.opt.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			wk := newWalker(v)
+			for i := w; i < len(v.dests); i += v.opt.Workers {
+				wk.dest(int(v.dests[i]))
+			}
+			wk.flush()
+		}(w)
+	}
+	wg.Wait()
+}
+
+func (v *verifier) report() *Report {
+	g := v.g
+	rep := &Report{
+		Destinations: len(v.dests), Pairs: v.pairs, Delivered: v.deliv, Unconnected: v.unconn,
+		Loops: v.loops, DeadEnds: v.dead, VLLimit: v.opt.MaxVLs, NumVLs: v.r.NumVLs,
+		VLsUsed: bits.Len32(v.vlMask),
+	}
+	rep.Sources = len(g.Terms)
+	if v.opt.SwitchSources {
+		rep.Sources += g.NumSwitches()
+	}
+	sort.Slice(v.examples, func(i, j int) bool {
+		a, b := v.examples[i], v.examples[j]
+		if a.dlid != b.dlid {
+			return a.dlid < b.dlid
+		}
+		return a.src < b.src
+	})
+	for i := 0; i < len(v.examples) && i < v.opt.MaxExamples; i++ {
+		rep.Examples = append(rep.Examples, v.examples[i].f)
+	}
+	csr := v.csr(rep)
+	if cyc := FindCycle(csr); cyc != nil {
+		rep.Cycle = newCycleError(g, cyc, v.V)
+	}
+	return rep
+}
+
+// csr turns the dependency bitset into a graph over virtual channels and
+// fills the edge counts of rep.
+func (v *verifier) csr(rep *Report) *CSR {
+	g, V := v.g, v.V
+	rep.EdgesPerVL = make([]int, V)
+	var from, to []int32
+	per := int64(V)
+	if v.cross {
+		per *= int64(V)
+	}
+	for c := 0; c < g.NumChannels(); c++ {
+		head := g.Head[c]
+		lo, hi := v.tbase[c]*per, v.tbase[c+1]*per
+		for b := lo; b < hi; b++ {
+			if v.edges[b>>6]&(1<<(b&63)) == 0 {
+				continue
+			}
+			rel := b - lo
+			k := rel / per
+			var vl1, vl2 int
+			if v.cross {
+				vl1, vl2 = int(rel%per)/V, int(rel%per)%V
+			} else {
+				vl1 = int(rel % per)
+				vl2 = vl1
+			}
+			c2 := g.Off[head] + int32(k)
+			from = append(from, int32(c)*int32(V)+int32(vl1))
+			to = append(to, c2*int32(V)+int32(vl2))
+			if vl1 == vl2 {
+				rep.EdgesPerVL[vl1]++
+			} else {
+				rep.CrossVL++
+			}
+		}
+	}
+	rep.CDGEdges = len(from)
+	csr, err := NewCSR(g.NumChannels()*V, from, to)
+	if err != nil {
+		panic(err) // vertex ids come from the graph itself
+	}
+	return csr
+}

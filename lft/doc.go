@@ -1,0 +1,10 @@
+// Package lft holds the output of routing: per-switch linear forwarding
+// tables (LFTs), the service level (SL) of every path and the per-switch
+// SL-to-VL mapping, plus the readers and writers of the formats OpenSM and
+// infiniband-diags use (opensm-lfts.dump, ibroute, opensm-sl2vl.dump, QoS
+// policy), our own SL file, and (later) diffs and update plans.
+//
+// A Routing is bound to one compiled fabric (fabric.Graph): switch i of the
+// Routing is switch i of the Graph. Routings are plain data, safe for
+// concurrent reads.
+package lft
