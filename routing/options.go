@@ -1,0 +1,81 @@
+package routing
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/nuesm/nuesm/lft"
+)
+
+// DefaultMaxVLs is the VL limit when Options.MaxVLs is 0: the eight data
+// VLs most InfiniBand switches offer.
+const DefaultMaxVLs = 8
+
+// Options configure an engine run. The zero value is valid and means the
+// defaults.
+type Options struct {
+	// MaxVLs is the number of data VLs the routing may use, 1..15
+	// (0 = DefaultMaxVLs).
+	MaxVLs int
+	// Seed drives every random choice (ties, partitions); equal seeds give
+	// equal routings.
+	Seed uint64
+	// Root selects the root switch of engines that need one (Up*/Down*,
+	// fat-tree): a node GUID ("0x0002c90000000001") or a node description.
+	// Empty lets the engine choose.
+	Root string
+	// Workers bounds the goroutines an engine uses (0 = GOMAXPROCS).
+	// Results never depend on it.
+	Workers int
+	// Progress, when set, is called now and then with the units done and
+	// the total (destinations, layers…); it must be cheap and safe for
+	// concurrent calls.
+	Progress func(done, total int)
+	// Params holds engine-specific settings ("partition=locality" for Nue…)
+	// as name=value pairs; engines reject names they do not know.
+	Params map[string]string
+}
+
+// Validate rejects out-of-range values.
+func (o Options) Validate() error {
+	if o.MaxVLs < 0 || o.MaxVLs > lft.MaxVLs {
+		return fmt.Errorf("routing: max VLs %d, expected 1..%d", o.MaxVLs, lft.MaxVLs)
+	}
+	if o.Workers < 0 {
+		return fmt.Errorf("routing: %d workers, expected >= 0", o.Workers)
+	}
+	return nil
+}
+
+// WithDefaults returns o with zero values replaced by defaults.
+func (o Options) WithDefaults() Options {
+	if o.MaxVLs == 0 {
+		o.MaxVLs = DefaultMaxVLs
+	}
+	if o.Workers == 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+// Param returns an engine parameter and whether it is set.
+func (o Options) Param(name string) (string, bool) {
+	v, ok := o.Params[name]
+	return v, ok
+}
+
+// CheckParams fails when Params holds a name not in known.
+func (o Options) CheckParams(engine string, known ...string) error {
+	for k := range o.Params {
+		ok := false
+		for _, n := range known {
+			if k == n {
+				ok = true
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%s: unknown parameter %q (known: %v)", engine, k, known)
+		}
+	}
+	return nil
+}

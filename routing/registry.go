@@ -1,0 +1,67 @@
+package routing
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]func() Engine{}
+)
+
+// Register makes an engine available by name. Engine packages call it from
+// init; registering a name twice panics (a programming error).
+func Register(name string, factory func() Engine) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("routing: engine registered twice: " + name)
+	}
+	registry[name] = factory
+}
+
+// Lookup returns a new engine by name.
+func Lookup(name string) (Engine, error) {
+	regMu.RLock()
+	f, ok := registry[name]
+	regMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("routing: unknown engine %q, expected one of %s", name, strings.Join(Names(), ", "))
+	}
+	return f(), nil
+}
+
+// Names lists the registered engines, sorted.
+func Names() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	out := make([]string, 0, len(registry))
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseChain parses "nue,dfsssp,updn" into engines, in order.
+func ParseChain(spec string) ([]Engine, error) {
+	var out []Engine
+	for _, n := range strings.Split(spec, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		e, err := Lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("routing: empty engine chain %q", spec)
+	}
+	return out, nil
+}
