@@ -42,8 +42,8 @@ type HopStats struct {
 	Connected     bool    // every switch reaches every other switch
 	Diameter      int     // longest shortest path between any two connected switches
 	CADiameter    int     // longest shortest path between CA-bearing switches
-	AvgSwitchHops float64 // mean hops over ordered pairs of distinct CA-bearing switches
-	AvgTermHops   float64 // mean switch-to-switch hops over ordered pairs of distinct terminals
+	AvgSwitchHops float64 // mean hops over ordered pairs of distinct CA-bearing switches that reach each other
+	AvgTermHops   float64 // mean switch-to-switch hops over ordered pairs of distinct terminals that reach each other
 	Unreachable   int64   // ordered pairs of distinct terminals that cannot reach each other
 }
 

@@ -19,7 +19,7 @@ func NewBuilder() *Builder {
 // fabric reports another.
 func (b *Builder) AddNode(kind NodeKind, guid uint64, nports int, desc string) (NodeID, error) {
 	if kind != Switch && kind != CA && kind != Router {
-		return NoNode, fmt.Errorf("fabric: node 0x%016x: unknown kind %d", guid, kind)
+		return NoNode, fmt.Errorf("fabric: node 0x%016x: unknown kind %d: %w", guid, kind, ErrKind)
 	}
 	if nports < 1 || nports > MaxPorts {
 		return NoNode, fmt.Errorf("fabric: node 0x%016x: %d ports, expected 1..%d: %w", guid, nports, MaxPorts, ErrPortRange)
@@ -41,6 +41,7 @@ func (b *Builder) AddNode(kind NodeKind, guid uint64, nports int, desc string) (
 	}
 	b.f.Nodes = append(b.f.Nodes, Node{Kind: kind, GUID: guid, Desc: desc, Ports: ports})
 	b.f.byGUID[guid] = id
+	b.f.indexed = len(b.f.Nodes)
 	return id, nil
 }
 
@@ -62,7 +63,7 @@ func (b *Builder) Len() int { return len(b.f.Nodes) }
 func (b *Builder) Connect(a, c PortRef) error {
 	for _, r := range [2]PortRef{a, c} {
 		if r.Node < 0 || int(r.Node) >= len(b.f.Nodes) {
-			return fmt.Errorf("fabric: connect: no node %d", r.Node)
+			return fmt.Errorf("fabric: connect: no node %d: %w", r.Node, ErrPortRange)
 		}
 		n := &b.f.Nodes[r.Node]
 		if r.Port == 0 || int(r.Port) > n.NumPorts() {

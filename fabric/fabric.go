@@ -87,6 +87,7 @@ type Annot struct {
 	ChassisName string // "(name)" after the chassis number
 	ChassisSlot string // text after "switchguid=…(…)\t# " (chassis type and slot)
 	SCP         bool   // " (scp)" after a CA header (Xsigo)
+	XsigoSlot   int    // " slot N" ending the "# Chassis N (name)" comment (Xsigo TCA); 0 = none
 }
 
 // Chassis is one "Chassis N (guid 0x…)" heading of a grouped dump.
@@ -102,7 +103,8 @@ type Fabric struct {
 	Chassis []Chassis // grouped-dump chassis headings, in file order
 	Header  []string  // leading comment lines (without "#"), kept for round trips
 
-	byGUID map[uint64]NodeID
+	byGUID  map[uint64]NodeID
+	indexed int // len(Nodes) when byGUID was last built
 }
 
 // Node returns the node with the given id.
@@ -111,17 +113,27 @@ func (f *Fabric) Node(id NodeID) *Node { return &f.Nodes[id] }
 // Port returns the port named by r.
 func (f *Fabric) Port(r PortRef) *Port { return &f.Nodes[r.Node].Ports[r.Port] }
 
-// NodeByGUID finds a node by node GUID.
+// NodeByGUID finds a node by node GUID (the first one, should the GUID be
+// used twice). The index behind it is built lazily and rebuilt when the
+// node count changes or a hit turns out stale; after changing GUIDs in
+// place without adding or removing nodes, a GUID newly given to a node may
+// still be missed. Because it may rebuild the index, NodeByGUID is a
+// mutation for the purpose of concurrent use.
 func (f *Fabric) NodeByGUID(guid uint64) (NodeID, bool) {
-	if f.byGUID == nil || len(f.byGUID) != len(f.Nodes) {
+	if f.byGUID == nil || f.indexed != len(f.Nodes) {
 		f.reindex()
 	}
 	id, ok := f.byGUID[guid]
+	if ok && (int(id) >= len(f.Nodes) || f.Nodes[id].GUID != guid) {
+		f.reindex()
+		id, ok = f.byGUID[guid]
+	}
 	return id, ok
 }
 
 func (f *Fabric) reindex() {
 	f.byGUID = make(map[uint64]NodeID, len(f.Nodes))
+	f.indexed = len(f.Nodes)
 	for i := range f.Nodes {
 		if _, dup := f.byGUID[f.Nodes[i].GUID]; !dup {
 			f.byGUID[f.Nodes[i].GUID] = NodeID(i)

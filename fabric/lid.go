@@ -12,7 +12,8 @@ import (
 // only on the fabric. An unassigned CA/router port keeps its own LMC if it
 // has one, else gets lmc; an enhanced switch port 0 likewise; a base switch
 // port 0 always has LMC 0. It fails if the unicast range is exhausted or an
-// assigned LID is invalid (run Validate for the full list).
+// LID or LMC already present is invalid (run Validate for the full list);
+// on failure the fabric is left unchanged.
 func (f *Fabric) AssignLIDs(lmc uint8) error {
 	if lmc > 7 {
 		return fmt.Errorf("fabric: LMC %d, expected 0..7: %w", lmc, ErrLMC)
@@ -22,12 +23,15 @@ func (f *Fabric) AssignLIDs(lmc uint8) error {
 	var todo []PortRef
 	for _, r := range f.Endpoints() {
 		p := f.Port(r)
+		if p.LMC > 7 {
+			return fmt.Errorf("fabric: %s: LMC %d, expected 0..7: %w", f.PortName(r), p.LMC, ErrLMC)
+		}
 		if p.LID == 0 {
 			todo = append(todo, r)
 			continue
 		}
 		n := 1 << p.LMC
-		if p.LMC > 7 || int(p.LID)+n-1 > MaxUnicastLID {
+		if int(p.LID)+n-1 > MaxUnicastLID {
 			return fmt.Errorf("fabric: %s: LID %d LMC %d is invalid: %w", f.PortName(r), p.LID, p.LMC, ErrLIDRange)
 		}
 		for l := int(p.LID); l < int(p.LID)+n; l++ {
@@ -44,20 +48,27 @@ func (f *Fabric) AssignLIDs(lmc uint8) error {
 		if na != nb {
 			return na < nb
 		}
-		return a.Port < b.Port
+		return less(a, b) // only reached with duplicate GUIDs (invalid)
 	})
+	// Plan every assignment first and apply them only when all fit.
+	type grant struct {
+		lid uint16
+		lmc uint8
+	}
+	plan := make([]grant, len(todo))
 	next := [8]int{1, 2, 4, 8, 16, 32, 64, 128} // lowest candidate per LMC
-	for _, r := range todo {
+	for i, r := range todo {
 		p := f.Port(r)
 		n := f.Node(r.Node)
+		k := p.LMC
 		switch {
 		case n.Kind == Switch && !n.Enhanced:
-			p.LMC = 0
-		case p.LMC == 0:
-			p.LMC = lmc
+			k = 0
+		case k == 0:
+			k = lmc
 		}
-		size := 1 << p.LMC
-		lid := next[p.LMC]
+		size := 1 << k
+		lid := next[k]
 	search:
 		for ; lid+size-1 <= MaxUnicastLID; lid += size {
 			for l := lid; l < lid+size; l++ {
@@ -73,8 +84,12 @@ func (f *Fabric) AssignLIDs(lmc uint8) error {
 		for l := lid; l < lid+size; l++ {
 			used[l] = true
 		}
-		p.LID = uint16(lid)
-		next[p.LMC] = lid + size
+		plan[i] = grant{uint16(lid), k}
+		next[k] = lid + size
+	}
+	for i, r := range todo {
+		p := f.Port(r)
+		p.LID, p.LMC = plan[i].lid, plan[i].lmc
 	}
 	return nil
 }

@@ -95,12 +95,11 @@ func (v *validator) nodes() {
 	nodeGUID := make(map[uint64]NodeID, len(f.Nodes))
 	for i := range f.Nodes {
 		n, id := &f.Nodes[i], NodeID(i)
-		name := NodeIDString(n.Kind, n.GUID)
 		if n.Kind != Switch && n.Kind != CA && n.Kind != Router {
 			v.add(id, -1, ErrKind, "node %d (GUID 0x%016x): kind %d", i, n.GUID, n.Kind)
 		}
 		if n.NumPorts() < 1 || n.NumPorts() > MaxPorts {
-			v.add(id, -1, ErrPortRange, "%s: %d ports, expected 1..%d", name, n.NumPorts(), MaxPorts)
+			v.add(id, -1, ErrPortRange, "%s: %d ports, expected 1..%d", NodeIDString(n.Kind, n.GUID), n.NumPorts(), MaxPorts)
 		}
 		if n.GUID == 0 {
 			v.add(id, -1, ErrGUID, "node %d %q: node GUID 0", i, n.Desc)
@@ -108,15 +107,16 @@ func (v *validator) nodes() {
 		}
 		if old, dup := nodeGUID[n.GUID]; dup {
 			v.add(id, -1, ErrDuplicateGUID, "node GUID 0x%016x used by %s and %s",
-				n.GUID, NodeIDString(f.Nodes[old].Kind, n.GUID), name)
+				n.GUID, NodeIDString(f.Nodes[old].Kind, n.GUID), NodeIDString(n.Kind, n.GUID))
 			continue
 		}
 		nodeGUID[n.GUID] = id
 	}
 	// A port GUID may equal its own node's GUID (switch port 0, ConnectX-4
 	// and later CAs) but no other node's GUID and no other port's GUID.
-	portGUID := map[uint64]PortRef{}
-	for _, r := range f.Endpoints() {
+	// Switch port 0 and every CA/router port are checked, cabled or not.
+	portGUID := make(map[uint64]PortRef, len(f.Nodes))
+	for _, r := range f.guidPorts() {
 		g := f.Port(r).GUID
 		if g == 0 {
 			continue
@@ -139,13 +139,20 @@ func (v *validator) cables() {
 	f := v.f
 	for i := range f.Nodes {
 		n, id := &f.Nodes[i], NodeID(i)
-		if n.Ports[0].Peer.Node >= 0 {
-			v.add(id, 0, ErrPortRange, "%s: port 0 is cabled (to %s)", f.PortName(PortRef{id, 0}), f.PortName(n.Ports[0].Peer))
+		if len(n.Ports) == 0 {
+			continue // reported by nodes()
+		}
+		if peer := n.Ports[0].Peer; peer.Node >= 0 {
+			v.add(id, 0, ErrPortRange, "%s: port 0 is cabled (to %s)", f.PortName(PortRef{id, 0}), f.refName(peer))
 		}
 		for p := 1; p < len(n.Ports); p++ {
 			me := PortRef{id, uint8(p)}
 			peer := n.Ports[p].Peer
 			if peer.Node < 0 {
+				continue
+			}
+			if peer == me {
+				v.add(id, p, ErrCabledTwice, "%s: cabled to itself", f.PortName(me))
 				continue
 			}
 			if int(peer.Node) >= len(f.Nodes) {
@@ -165,11 +172,19 @@ func (v *validator) cables() {
 						f.PortName(me), f.PortName(peer))
 				} else {
 					v.add(id, p, ErrCabledTwice, "%s: cabled to %s, but that port is cabled to %s",
-						f.PortName(me), f.PortName(peer), f.PortName(back))
+						f.PortName(me), f.PortName(peer), f.refName(back))
 				}
 			}
 		}
 	}
+}
+
+// refName is PortName for a reference that may point outside the fabric.
+func (f *Fabric) refName(r PortRef) string {
+	if r.Node < 0 || int(r.Node) >= len(f.Nodes) {
+		return fmt.Sprintf("node %d[%d]", r.Node, r.Port)
+	}
+	return f.PortName(r)
 }
 
 // lidRange is the LIDs [lo, hi] one endpoint answers.
@@ -202,7 +217,14 @@ func (v *validator) lids() {
 		}
 		rs = append(rs, lidRange{lo, hi, r})
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	// Sort by base LID, then node and port, so that the port a duplicate is
+	// reported at does not depend on the sort algorithm.
+	sort.Slice(rs, func(i, j int) bool {
+		if rs[i].lo != rs[j].lo {
+			return rs[i].lo < rs[j].lo
+		}
+		return less(rs[i].r, rs[j].r)
+	})
 	for i := 1; i < len(rs); i++ {
 		prev, cur := rs[i-1], rs[i]
 		if cur.lo <= prev.hi {
@@ -215,11 +237,15 @@ func (v *validator) lids() {
 }
 
 // Endpoints lists the LID-bearing ports: port 0 of every switch and every
-// cabled CA or router port, in node order.
+// cabled CA or router port, in node order. A node without ports (invalid,
+// see Validate) contributes nothing.
 func (f *Fabric) Endpoints() []PortRef {
 	var out []PortRef
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
+		if len(n.Ports) == 0 {
+			continue
+		}
 		if n.Kind == Switch {
 			out = append(out, PortRef{NodeID(i), 0})
 			continue
@@ -233,12 +259,37 @@ func (f *Fabric) Endpoints() []PortRef {
 	return out
 }
 
+// guidPorts lists the ports whose GUIDs must be unique: port 0 of every
+// switch (its other ports report no GUID of their own) and every CA or
+// router port, cabled or not, in node order.
+func (f *Fabric) guidPorts() []PortRef {
+	var out []PortRef
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if len(n.Ports) == 0 {
+			continue
+		}
+		if n.Kind == Switch {
+			out = append(out, PortRef{NodeID(i), 0})
+			continue
+		}
+		for p := 1; p < len(n.Ports); p++ {
+			out = append(out, PortRef{NodeID(i), uint8(p)})
+		}
+	}
+	return out
+}
+
 // Warnings reports what is legal but suspicious: the two ends of a cable
 // reporting different widths or speeds, and loopback cables (both ends on
-// one node, which routing ignores).
+// one node, which routing ignores). Cables to ports that do not exist are
+// skipped (Validate reports them).
 func (f *Fabric) Warnings() []Problem {
 	var ws []Problem
 	for _, l := range f.Links() {
+		if int(l.B.Node) >= len(f.Nodes) || int(l.B.Port) >= len(f.Nodes[l.B.Node].Ports) {
+			continue
+		}
 		a, b := f.Port(l.A), f.Port(l.B)
 		if l.A.Node == l.B.Node {
 			ws = append(ws, Problem{l.A.Node, int(l.A.Port), fmt.Errorf("loopback cable %s - %s on one node (ignored by routing)", f.PortName(l.A), f.PortName(l.B))})
