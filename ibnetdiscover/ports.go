@@ -1,0 +1,181 @@
+package ibnetdiscover
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/nuesm/nuesm/fabric"
+)
+
+const wantWidthSpeed = "expected <width><speed> such as 4xQDR (width 1x 2x 4x 8x 12x ??, speed SDR DDR QDR FDR10 FDR EDR HDR NDR XDR ???)"
+
+// portLine parses a port line of the current node:
+//
+//	switch: [p][ext N]\t"T-guid"[rp][ext N](rguid) \t\t# "rdesc" lid L 4xQDR[ info]
+//	CA/Rt:  [p](guid) \t"T-guid"[rp][ext N] (rguid) \t\t# lid L lmc M "rdesc" lid L 4xQDR[ info]
+//
+// It fills the port's own fields and records what the line says about the
+// far end; the link pass checks that against the far end's own line.
+func (p *parser) portLine(t []byte) error {
+	p.preamble = false
+	if p.blk.start != 0 {
+		return p.synf("port line before the node line of the block at line %d, expected a Switch, Ca or Rt line first", p.blk.start)
+	}
+	if p.cur == fabric.NoNode {
+		return p.synf("port line outside a node block, expected it right after a Switch, Ca or Rt line and its port lines")
+	}
+	p.inBlock = true
+	n := p.b.Node(p.cur)
+	s := scan{b: t, i: 1}
+	pn, ok := s.dec(255)
+	if !ok || !s.byte(']') {
+		return p.synf("port number %s, expected [<decimal port>]", quoteMax(t[:min(len(t), 8)]))
+	}
+	if pn == 0 {
+		if n.Kind == fabric.Switch {
+			return p.errAt(p.line, fabric.ErrPortRange, "port 0 is the switch's management port and is never cabled, expected 1..%d", n.NumPorts())
+		}
+		return p.errAt(p.line, fabric.ErrPortRange, "port 0 on a %s, expected 1..%d", n.Kind, n.NumPorts())
+	}
+	if int(pn) > n.NumPorts() {
+		return p.errAt(p.line, fabric.ErrPortRange, "port %d beyond the %d ports of the node line at line %d, expected 1..%d",
+			pn, n.NumPorts(), p.nodeLine[p.cur], n.NumPorts())
+	}
+	c := &p.claims[int(p.portBase[p.cur])+int(pn)]
+	if c.line != 0 {
+		return p.errAt(p.line, fmt.Errorf("%w: %w", ErrLink, fabric.ErrCabledTwice),
+			"port %d listed twice (first at line %d), expected one line per port", pn, c.line)
+	}
+	pt := &n.Ports[pn]
+	ext, err := p.ext(&s)
+	if err != nil {
+		return err
+	}
+	if n.Kind != fabric.Switch {
+		if !s.byte('(') {
+			return p.synf("%s after [%d], expected [%d](<hex port GUID>)", quoteMax(s.token()), pn, pn)
+		}
+		g, ok := s.hex()
+		if !ok || !s.byte(')') {
+			return p.synf("port GUID %s, expected (<hex port GUID>)", quoteMax(s.token()))
+		}
+		pt.GUID = g
+	}
+	if s.ws() == 0 {
+		return p.synf("%s after the port number, expected a blank and the peer's node id", quoteMax(s.token()))
+	}
+	pk, pg, ok := s.nodeID()
+	if !ok {
+		return p.synf("peer node id %s, expected \"S-<hex GUID>\", \"H-<hex GUID>\" or \"R-<hex GUID>\"", quoteMax(s.token()))
+	}
+	if !s.byte('[') {
+		return p.synf("%s after the peer node id, expected [<peer port>]", quoteMax(s.token()))
+	}
+	rp, ok := s.dec(255)
+	if !ok || !s.byte(']') {
+		return p.synf("peer port %s, expected [<decimal port>]", quoteMax(s.token()))
+	}
+	if rp == 0 {
+		return p.errAt(p.line, fmt.Errorf("%w: %w", ErrLink, fabric.ErrPortRange), "peer port 0, expected 1..%d", fabric.MaxPorts)
+	}
+	pext, err := p.ext(&s)
+	if err != nil {
+		return err
+	}
+	s.ws()
+	var rguid uint64
+	hasRGUID := s.byte('(')
+	if hasRGUID {
+		g, ok := s.hex()
+		if !ok || !s.byte(')') {
+			return p.synf("peer port GUID %s, expected (<hex port GUID>)", quoteMax(s.token()))
+		}
+		rguid = g
+		s.ws()
+	}
+	if !s.byte('#') {
+		return p.synf("%s after the peer port, expected # and the peer's description", quoteMax(s.rest()))
+	}
+	s.ws()
+	if n.Kind != fabric.Switch {
+		if !s.lit("lid") || s.ws() == 0 {
+			return p.synf("%s after #, expected # lid <lid> lmc <lmc> \"<peer description>\" lid <peer lid> <width><speed>", quoteMax(s.rest()))
+		}
+		lid, e := p.lid(&s, "port lid")
+		if e != nil {
+			return e
+		}
+		if s.ws() == 0 || !s.lit("lmc") || s.ws() == 0 {
+			return p.synf("%s after the port lid, expected lmc <lmc>", quoteMax(s.rest()))
+		}
+		lmc, e := p.lmc(&s)
+		if e != nil {
+			return e
+		}
+		s.ws()
+		pt.LID, pt.LMC = lid, lmc
+	}
+	if !s.byte('"') {
+		return p.synf("peer description %s without quotes, expected \"<peer description>\" lid <peer lid> <width><speed>", quoteMax(s.rest()))
+	}
+	tail, ok := peerTail(s.rest())
+	if !ok {
+		return p.synf("no peer lid after the peer description, expected \"<peer description>\" lid <peer lid> <width><speed>")
+	}
+	ts := scan{b: tail}
+	ts.ws()
+	plid, e := p.lid(&ts, "peer lid")
+	if e != nil {
+		return e
+	}
+	if ts.ws() == 0 {
+		return p.synf("no width and speed after the peer lid, %s", wantWidthSpeed)
+	}
+	tok := ts.token()
+	w, sp, ok := parseWidthSpeed(tok)
+	if !ok {
+		return p.synf("width and speed %s, %s", quoteMax(tok), wantWidthSpeed)
+	}
+	ts.i += len(tok)
+	ts.ws()
+	pt.Width, pt.Speed, pt.Ext = w, sp, ext
+	if info := ts.rest(); len(info) > 0 {
+		pt.Info = string(info)
+	}
+	*c = claim{
+		line: int32(p.line), peerPort: uint8(rp), peerKind: pk,
+		hasPeerGUID: hasRGUID, peerExt: int32(pext), peerLID: plid,
+		peerGUID: pg, peerPortGUID: rguid,
+	}
+	return nil
+}
+
+// ext reads an optional "[ext N]".
+func (p *parser) ext(s *scan) (int, error) {
+	if !s.lit("[ext") {
+		return 0, nil
+	}
+	s.ws()
+	v, ok := s.dec(1<<31 - 1)
+	if !ok || !s.byte(']') {
+		return 0, p.synf("external port %s, expected [ext <decimal port>]", quoteMax(s.token()))
+	}
+	return int(v), nil
+}
+
+// peerTail finds the `" lid <lid> <width><speed>[ info]` that ends a port
+// line and returns what follows `" lid`. The last match wins, so the peer
+// description may itself contain `" lid `.
+func peerTail(rest []byte) ([]byte, bool) {
+	end := len(rest)
+	for {
+		j := bytes.LastIndex(rest[:end], []byte(`" lid`))
+		if j < 0 {
+			return nil, false
+		}
+		if k := j + len(`" lid`); k < len(rest) && isSpace(rest[k]) {
+			return rest[k:], true
+		}
+		end = j
+	}
+}
