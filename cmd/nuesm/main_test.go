@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nuesm/nuesm/ibnetdiscover"
+)
+
+// run executes the CLI in-process and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), errb.String(), err
+}
+
+func TestInfoDefault(t *testing.T) {
+	out, _, err := run(t, "info", "--default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"54 switches, 648 CAs", "connected, diameter 2", "warnings      0"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("info --default lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestGenThenInfo(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"torus", "--dims", "4x4x4", "--hosts", "2"}, "64 switches, 128 CAs"},
+		{[]string{"fattree", "--k", "4", "--n", "3"}, "48 switches, 64 CAs"},
+		{[]string{"dragonfly", "--p", "2", "--a", "4", "--h", "2"}, "36 switches, 72 CAs"},
+		{[]string{"ring", "--switches", "5", "--shortcut", "2,4"}, "5 switches, 5 CAs"},
+		{[]string{"random", "--switches", "16", "--degree", "4", "--hosts", "2", "--seed", "3", "--fail-links", "2", "--fail-seed", "9"}, "16 switches, 32 CAs"},
+	}
+	for _, c := range cases {
+		path := filepath.Join(dir, c.args[0]+".topo")
+		_, stderr, err := run(t, append(append([]string{"gen"}, c.args...), "-o", path)...)
+		if err != nil {
+			t.Fatalf("gen %v: %v", c.args, err)
+		}
+		if !strings.Contains(stderr, path) {
+			t.Fatalf("gen %v: summary %q does not name the output", c.args, stderr)
+		}
+		out, _, err := run(t, "info", path)
+		if err != nil {
+			t.Fatalf("info %s: %v", path, err)
+		}
+		if !strings.Contains(out, c.want) {
+			t.Fatalf("info %s lacks %q:\n%s", path, c.want, out)
+		}
+	}
+	// Failure injection is reported, and the written fabric has fewer cables.
+	path := filepath.Join(dir, "fail.topo")
+	_, stderr, err := run(t, "gen", "torus", "--dims", "4x4", "--fail-links", "3", "-o", path)
+	if err != nil || !strings.Contains(stderr, "3 failures injected") {
+		t.Fatalf("failure injection: %v, %q", err, stderr)
+	}
+	res, err := ibnetdiscover.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(res.Fabric.Links()); got != 32+16-3 {
+		t.Fatalf("%d cables after 3 failures, want 45", got)
+	}
+}
+
+func TestGenIBSimFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ring.net")
+	if _, _, err := run(t, "gen", "ring", "--switches", "4", "--format", "ibsim", "-o", path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.Contains(b, []byte("Switch")) {
+		t.Fatalf("ibsim net file: %v\n%s", err, b)
+	}
+}
+
+func TestCLIErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"info"},
+		{"info", "--default", "x.topo"},
+		{"info", "/nonexistent/fabric.topo"},
+		{"gen", "torus", "--dims", "4x4"},                        // no -o
+		{"gen", "torus", "--dims", "4xq", "-o", "/tmp/x.topo"},   // bad dims
+		{"gen", "torus", "--format", "xml", "-o", "/tmp/x.topo"}, // bad format
+		{"gen", "torus", "--fail-link-fraction", "2", "-o", "/tmp/x.topo"},
+		{"gen", "nosuchkind", "-o", "/tmp/x.topo"},
+	} {
+		if _, _, err := run(t, args...); err == nil {
+			t.Errorf("nuesm %v: no error", args)
+		}
+	}
+}

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "nuesm",
+		Short: "Deadlock-free routing engine for lossless InfiniBand-style fabrics",
+		Long: `nuesm reads ibnetdiscover fabric dumps (or generates fabrics), computes
+deadlock-free forwarding tables and proves them safe.
+
+Examples:
+  nuesm info fabric.topo                   # summary of a dump
+  nuesm info --default                     # summary of the embedded default fabric
+  nuesm gen torus --dims 4x4x4 -o t.topo   # generate a 3D torus
+  nuesm gen --help                         # list generators`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newGenCmd(), newInfoCmd())
+	return root
+}
