@@ -27,6 +27,12 @@ type Options struct {
 	// management traffic) to every destination; by default the sources are
 	// the CA and router ports.
 	SwitchSources bool
+	// SwitchDelivery checks that every switch's own packets reach every
+	// destination (no loops, no dead ends) without adding their
+	// dependencies to the CDG: the guarantee of engines whose deadlock
+	// freedom covers the traffic terminals inject (switch-originated
+	// management traffic travels on VL15). Implied by SwitchSources.
+	SwitchDelivery bool
 	// MaxExamples caps the failing pairs kept as examples (default 10).
 	MaxExamples int
 	// Workers is the number of goroutines (0 = GOMAXPROCS). The report does
@@ -295,7 +301,7 @@ func (v *verifier) report() *Report {
 		VLsUsed: bits.Len32(v.vlMask),
 	}
 	rep.Sources = len(g.Terms)
-	if v.opt.SwitchSources {
+	if v.opt.SwitchSources || v.opt.SwitchDelivery {
 		rep.Sources += g.NumSwitches()
 	}
 	sort.Slice(v.examples, func(i, j int) bool {

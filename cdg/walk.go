@@ -52,7 +52,7 @@ func (w *walker) dest(d int) {
 		if term >= 0 && g.Terms[term].Switch == u {
 			n-- // a port is not a source of its own LID
 		}
-		self := v.opt.SwitchSources && !(term < 0 && u == dsw)
+		self := (v.opt.SwitchSources || v.opt.SwitchDelivery) && !(term < 0 && u == dsw)
 		if self {
 			n++
 		}
@@ -74,7 +74,7 @@ func (w *walker) dest(d int) {
 			continue
 		}
 		w.deliv += n
-		w.edges(u, d, dsw, dport, term, self)
+		w.edges(u, d, dsw, dport, term, self && v.opt.SwitchSources)
 	}
 }
 

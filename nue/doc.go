@@ -1,0 +1,36 @@
+// Package nue implements Nue routing: deadlock-free, destination-based
+// routing on the complete channel dependency graph (Domke, Hoefler,
+// Matsuoka, "Routing on the Dependency Graph: A New Approach to
+// Deadlock-Free High-Performance Routing", HPDC 2016; Domke's dissertation,
+// 2017, §4 and Algorithm 4.1 of the summary in seed 001).
+//
+// Outline (Algorithm 4.1):
+//
+//  1. The destination LIDs are partitioned into k virtual layers (k = the VL
+//     limit); SL = layer, SL2VL is the identity.
+//  2. Per layer, the root is the switch of highest betweenness centrality
+//     (Brandes 2001) inside the convex subgraph of the layer's destination
+//     switches; a spanning tree from the root, built with the current
+//     channel weights, gives escape paths whose turns are marked used in the
+//     layer's complete CDG before any routing.
+//  3. Per destination, a modified Dijkstra grows the tree of next hops from
+//     the destination outwards. A switch may join through a turn already in
+//     use; an unused turn only if it closes no cycle among the used turns
+//     (checked incrementally with a dynamic topological order, Pearce &
+//     Kelly, ACM JEA 11, 2006); otherwise the turn is blocked for the layer.
+//     Turns a destination tries but does not keep are released again. When
+//     switches stay unreached, a local backtracking step reroutes one
+//     neighbour; when that fails too, the destination falls back to the
+//     escape paths, whose turns are used already.
+//  4. The channel weights grow by the number of LIDs routed over each
+//     channel, starting at (number of LIDs)² so shortest paths win.
+//
+// The used turns of a layer stay acyclic by construction, and every path of
+// the layer only uses used turns, so each layer's CDG is acyclic: the
+// routing is deadlock-free for any connected topology and any k ≥ 1.
+//
+// Layers are independent apart from the shared channel weights. Layers
+// advance in lock step, one destination each per round, against the weights
+// of the previous round; the rounds' weight increments are merged in layer
+// order. The result therefore does not depend on the number of workers.
+package nue

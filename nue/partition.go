@@ -1,0 +1,197 @@
+package nue
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/nuesm/nuesm/fabric"
+)
+
+// dest is one destination LID: the switch it hangs off and the port there
+// (0 for a switch's own LID).
+type dest struct {
+	lid  int32
+	sw   int32
+	port uint8
+	term bool // a CA/router LID (else a switch LID)
+}
+
+// destinations lists every LID Nue routes: each LID of every terminal
+// attached to a switch (all 2^LMC of them), then each switch LID, both in
+// LID order. It fails on unassigned LIDs.
+func destinations(g *fabric.Graph) ([]dest, error) {
+	var terms, sws []dest
+	for _, t := range g.Terms {
+		if t.Switch < 0 {
+			continue // cabled to a CA: no switch can reach it
+		}
+		if t.LID == 0 {
+			return nil, fmt.Errorf("nue: %s port %d has no LID (assign LIDs first)", g.F.Name(t.Node), t.Port)
+		}
+		for l := 0; l < 1<<t.LMC; l++ {
+			terms = append(terms, dest{lid: int32(t.LID) + int32(l), sw: t.Switch, port: t.SwitchPort, term: true})
+		}
+	}
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		p := &g.F.Nodes[g.Switches[s]].Ports[0]
+		if p.LID == 0 {
+			return nil, fmt.Errorf("nue: switch %q has no LID (assign LIDs first)", g.SwitchName(s))
+		}
+		for l := 0; l < 1<<p.LMC; l++ {
+			sws = append(sws, dest{lid: int32(p.LID) + int32(l), sw: s})
+		}
+	}
+	byLID := func(a, b dest) int { return int(a.lid - b.lid) }
+	slices.SortFunc(terms, byLID)
+	slices.SortFunc(sws, byLID)
+	return append(terms, sws...), nil
+}
+
+// Partition names a way to spread destinations over layers.
+type Partition string
+
+// Partitions Nue offers.
+const (
+	// RoundRobin deals the destinations in LID order to the layers in turn
+	// (OpenSM's nue without METIS does the same).
+	RoundRobin Partition = "roundrobin"
+	// Locality splits the switch graph into k connected-ish parts of equal
+	// destination weight by recursive bisection along the line between two
+	// far-apart switches, and gives every destination its switch's part.
+	Locality Partition = "locality"
+)
+
+// Auto picks RoundRobin for indirect networks (some switch has no
+// terminals: fat trees, Clos, XGFT) and Locality for direct networks
+// (every switch has terminals: tori, Dragonflies, random fabrics).
+// Measured (nue/README.md): in indirect networks every shortest path goes
+// up then down, so layers need no locality to stay acyclic and round robin
+// balances best (a 3-level fat tree k=8 reaches the optimal max EFI of 504
+// at every k; locality gives 824–1096); in direct networks compact layers
+// avoid the ring dependencies of shortest paths (torus 6×6×6, k=8: 4.58
+// average hops and max EFI 407 against 6.10 and 1,715 with round robin).
+const Auto Partition = "auto"
+
+func autoPartition(g *fabric.Graph) Partition {
+	has := make([]bool, g.NumSwitches())
+	for _, t := range g.Terms {
+		if t.Switch >= 0 {
+			has[t.Switch] = true
+		}
+	}
+	for _, h := range has {
+		if !h {
+			return RoundRobin
+		}
+	}
+	return Locality
+}
+
+// partition assigns a layer to every destination; the result holds, per
+// layer, the destinations in routing order (terminal LIDs first, then
+// switch LIDs, each in LID order).
+func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, error) {
+	layers := make([][]dest, k)
+	switch how {
+	case RoundRobin:
+		sorted := append([]dest(nil), ds...)
+		slices.SortFunc(sorted, func(a, b dest) int { return int(a.lid - b.lid) })
+		for i, d := range sorted {
+			layers[i%k] = append(layers[i%k], d)
+		}
+	case Locality:
+		weight := make([]int64, g.NumSwitches())
+		for _, d := range ds {
+			weight[d.sw]++
+		}
+		part := bisectSwitches(g, weight, k)
+		for _, d := range ds {
+			layers[part[d.sw]] = append(layers[part[d.sw]], d)
+		}
+	default:
+		return nil, fmt.Errorf("nue: unknown partition %q, expected %s, %s or %s", how, Auto, RoundRobin, Locality)
+	}
+	for i := range layers {
+		slices.SortStableFunc(layers[i], func(a, b dest) int {
+			if a.term != b.term {
+				if a.term {
+					return -1
+				}
+				return 1
+			}
+			return int(a.lid - b.lid)
+		})
+	}
+	return layers, nil
+}
+
+// bisectSwitches gives every switch one of k parts: recursively, the
+// switches are ordered by dist(a,x) − dist(b,x) for two far-apart switches
+// a and b (a double BFS sweep) and cut where the weight splits in the
+// ratio of the parts on either side. Deterministic; O(k·(S+C) + S log S·log k).
+func bisectSwitches(g *fabric.Graph, weight []int64, k int) []int32 {
+	S := g.NumSwitches()
+	part := make([]int32, S)
+	all := make([]int32, S)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	da, db, q := make([]int32, S), make([]int32, S), make([]int32, S)
+	var rec func(sws []int32, k, first int)
+	rec = func(sws []int32, k, first int) {
+		if k <= 1 || len(sws) <= 1 {
+			for _, s := range sws {
+				part[s] = int32(first)
+			}
+			return
+		}
+		// Double sweep: a = farthest from sws[0], b = farthest from a.
+		far := func(from int32, dist []int32) int32 {
+			g.BFS(from, dist, q)
+			best := sws[0]
+			for _, s := range sws {
+				if dist[s] > dist[best] || (dist[s] == dist[best] && s < best) {
+					best = s
+				}
+			}
+			return best
+		}
+		a := far(sws[0], da)
+		b := far(a, da)
+		g.BFS(b, db, q)
+		const inf = 1 << 20
+		key := func(s int32) int32 {
+			x, y := da[s], db[s]
+			if x < 0 {
+				x = inf
+			}
+			if y < 0 {
+				y = inf
+			}
+			return x - y
+		}
+		slices.SortFunc(sws, func(x, y int32) int {
+			if kx, ky := key(x), key(y); kx != ky {
+				return int(kx - ky)
+			}
+			return int(x - y)
+		})
+		var total int64
+		for _, s := range sws {
+			total += weight[s]
+		}
+		k1 := k / 2
+		target := total * int64(k1) / int64(k)
+		cut, acc := 0, int64(0)
+		for cut < len(sws)-1 && (acc < target || cut == 0) {
+			acc += weight[sws[cut]]
+			cut++
+		}
+		left := append([]int32(nil), sws[:cut]...)
+		right := append([]int32(nil), sws[cut:]...)
+		rec(left, k1, first)
+		rec(right, k-k1, first+k1)
+	}
+	rec(all, k, 0)
+	return part
+}

@@ -1,0 +1,114 @@
+package nue
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/graph/simple"
+	gtopo "gonum.org/v1/gonum/graph/topo"
+
+	"github.com/nuesm/nuesm/topo"
+)
+
+// TestUsedTurnsAgainstTarjan checks the incremental acyclicity test
+// (Pearce–Kelly order) against a full recomputation: gonum's Tarjan SCC on
+// the graph of used turns after each tentative insertion. Turns are also
+// released again at random, as tentative turns are in Nue.
+func TestUsedTurnsAgainstTarjan(t *testing.T) {
+	fabrics := []func() (*topo.Topology, error){
+		func() (*topo.Topology, error) { return topo.Ring(6, 1, []int{0, 3}) },
+		func() (*topo.Topology, error) { return topo.Torus([]int{3, 4}, 1, false) },
+		func() (*topo.Topology, error) { return topo.Random(12, 3, 1, 5) },
+		func() (*topo.Topology, error) { return topo.Kautz(2, 2, 1) },
+	}
+	for fi, gen := range fabrics {
+		tp, err := gen()
+		g := build(t, tp, err)
+		ti := newTurnIndex(g)
+		for seed := uint64(0); seed < 5; seed++ {
+			rng := rand.New(rand.NewPCG(seed, uint64(fi)))
+			ut := newUsedTurns(ti)
+			if seed%2 == 1 {
+				lv := make([]int32, g.NumSwitches())
+				for i := range lv {
+					lv[i] = int32(rng.IntN(3))
+				}
+				ut.seedOrder(lv)
+			}
+			ref := simple.NewDirectedGraph()
+			for c := 0; c < g.NumChannels(); c++ {
+				ref.AddNode(simple.Node(c))
+			}
+			var wet [][2]int32
+			for step := 0; step < 400; step++ {
+				a := int32(rng.IntN(g.NumChannels()))
+				h := g.Head[a]
+				b := g.Off[h] + int32(rng.IntN(g.Degree(h)))
+				if b == g.Rev[a] {
+					continue // U-turns are never used
+				}
+				tid := ti.id(a, b)
+				wasUsed, wasBlocked := ut.isUsed(tid), ut.state[tid] == tBlocked
+				// Reference: does adding a→b create a cycle?
+				cyclic := false
+				if !ref.HasEdgeFromTo(int64(a), int64(b)) {
+					ref.SetEdge(ref.NewEdge(simple.Node(a), simple.Node(b)))
+					for _, scc := range gtopo.TarjanSCC(ref) {
+						if len(scc) > 1 {
+							cyclic = true
+						}
+					}
+					if cyclic {
+						ref.RemoveEdge(int64(a), int64(b))
+					}
+				}
+				st := uint8(tUsed)
+				if rng.IntN(3) == 0 {
+					st = tWet
+				}
+				got := ut.use(a, b, st)
+				switch {
+				case wasUsed && !got:
+					t.Fatalf("fabric %d seed %d step %d: used turn refused", fi, seed, step)
+				case wasBlocked:
+					if got {
+						t.Fatalf("fabric %d seed %d step %d: blocked turn accepted", fi, seed, step)
+					}
+					// Blocked stays blocked even if a release since made it
+					// acyclic: drop it from the reference.
+					if !cyclic {
+						ref.RemoveEdge(int64(a), int64(b))
+					}
+				case got == cyclic:
+					t.Fatalf("fabric %d seed %d step %d: use(%s, %s) = %v, Tarjan says cyclic = %v",
+						fi, seed, step, g.ChannelName(a), g.ChannelName(b), got, cyclic)
+				}
+				if got && !wasUsed && st == tWet {
+					wet = append(wet, [2]int32{a, b})
+				}
+				// Release some tentative turns.
+				if len(wet) > 0 && rng.IntN(4) == 0 {
+					i := rng.IntN(len(wet))
+					e := wet[i]
+					wet = append(wet[:i], wet[i+1:]...)
+					ut.release(ti.id(e[0], e[1]))
+					ref.RemoveEdge(int64(e[0]), int64(e[1]))
+				}
+				// The order must respect every used turn.
+				for c := int32(0); int(c) < g.NumChannels(); c++ {
+					hh := g.Head[c]
+					for c2 := g.Off[hh]; c2 < g.Off[hh+1]; c2++ {
+						if ut.isUsed(ti.id(c, c2)) && ut.ord[c] >= ut.ord[c2] {
+							t.Fatalf("fabric %d seed %d step %d: order violates used turn %s -> %s", fi, seed, step, g.ChannelName(c), g.ChannelName(c2))
+						}
+					}
+				}
+			}
+			for i, c := range ut.at {
+				if ut.ord[c] != int32(i) {
+					t.Fatalf("fabric %d: ord/at not inverse", fi)
+				}
+			}
+		}
+	}
+}
