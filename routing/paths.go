@@ -1,0 +1,236 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nuesm/nuesm/fabric"
+)
+
+// Shared scaffolding of the per-destination engines (MinHop, Up*/Down*,
+// fat-tree, and whoever else wants it): the destination list, a
+// deterministic parallel loop, hop distances on the CSR switch graph,
+// switch components and root resolution.
+
+// Dest is one destination LID and where it is delivered.
+type Dest struct {
+	LID    int32 // the destination LID
+	Base   int32 // base LID of the port that answers LID; the 2^LMC LIDs of one port share it
+	Switch int32 // switch the LID is delivered at
+	Port   uint8 // LFT entry at Switch: the terminal's port on it, 0 for the switch's own LID
+	Term   int32 // index into g.Terms, -1 for a switch LID
+}
+
+// Destinations lists every LID a routing must cover, in increasing LID
+// order: each of the 2^LMC LIDs of every terminal cabled to a switch and of
+// every switch. LIDs nobody answers and terminals cabled only to CAs are
+// left out (no switch can reach them). It is the destination set cdg.Verify
+// checks. O(MaxLID); the slice belongs to the caller.
+func Destinations(g *fabric.Graph) []Dest {
+	out := make([]Dest, 0, g.MaxLID())
+	for lid := 1; lid <= g.MaxLID(); lid++ {
+		sw, term := g.Owner(lid)
+		switch {
+		case term >= 0:
+			t := &g.Terms[term]
+			if t.Switch < 0 {
+				continue
+			}
+			out = append(out, Dest{LID: int32(lid), Base: int32(t.LID), Switch: t.Switch, Port: t.SwitchPort, Term: term})
+		case sw >= 0:
+			out = append(out, Dest{LID: int32(lid), Base: int32(g.SwitchLID(sw)), Switch: sw, Term: -1})
+		}
+	}
+	return out
+}
+
+// ForEach calls fn(w, i) for every i in [0, n) on up to workers goroutines
+// (workers <= 0 means GOMAXPROCS); w in [0, workers) names the calling
+// worker so that fn can use per-worker scratch. Units are handed out in
+// increasing order, one at a time. The outcome does not depend on workers
+// as long as unit i writes only state that no other unit reads or writes
+// (e.g. one LFT column per destination).
+//
+// ForEach checks ctx between units and calls progress(done, n), when
+// non-nil, after every unit that completes a 1/256 share and after the
+// last one (the calls may come from several goroutines). When units fail it
+// stops handing out new ones and returns the error of the lowest failing
+// unit, which does not depend on the scheduling: every unit below it was
+// handed out earlier and runs to completion. Cancellation returns ctx.Err().
+func ForEach(ctx context.Context, n, workers int, progress func(done, total int), fn func(w, i int) error) error {
+	if n <= 0 {
+		return ctx.Err()
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, n)
+	step := max(1, n/256)
+	var (
+		next, done atomic.Int64
+		stop       atomic.Bool
+		mu         sync.Mutex
+		errIdx     = n
+		firstErr   error
+	)
+	run := func(w int) {
+		for !stop.Load() {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			if err := ctx.Err(); err != nil {
+				stop.Store(true)
+				return
+			}
+			if err := fn(w, i); err != nil {
+				mu.Lock()
+				if i < errIdx {
+					errIdx, firstErr = i, err
+				}
+				mu.Unlock()
+				stop.Store(true)
+				return
+			}
+			if d := int(done.Add(1)); progress != nil && (d%step == 0 || d == n) {
+				progress(d, n)
+			}
+		}
+	}
+	if workers == 1 {
+		run(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				run(w)
+			}(w)
+		}
+		wg.Wait()
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// HopsTo fills dist with the hop count (switch-to-switch cables) of a
+// shortest path from every switch to switch dst, -1 where dst cannot be
+// reached. It searches backwards along the channels entering each switch,
+// so it stays right should channels ever be one-way. queue is scratch of
+// NumSwitches() entries. O(S + C), no allocation.
+func HopsTo(g *fabric.Graph, dst int32, dist, queue []int32) {
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[dst] = 0
+	queue[0] = dst
+	h, t := 0, 1
+	for h < t {
+		v := queue[h]
+		h++
+		dv := dist[v] + 1
+		for c := g.Off[v]; c < g.Off[v+1]; c++ {
+			u := g.Tail[g.Rev[c]] // channel Rev[c] enters v from u
+			if dist[u] < 0 {
+				dist[u] = dv
+				queue[t] = u
+				t++
+			}
+		}
+	}
+}
+
+// SwitchComponents labels every switch with its connected component of the
+// switch graph, named by the lowest switch index in it. O(S + C).
+func SwitchComponents(g *fabric.Graph) []int32 {
+	S := g.NumSwitches()
+	comp := make([]int32, S)
+	for i := range comp {
+		comp[i] = -1
+	}
+	queue := make([]int32, S)
+	for s := int32(0); int(s) < S; s++ {
+		if comp[s] >= 0 {
+			continue
+		}
+		comp[s] = s
+		queue[0] = s
+		h, t := 0, 1
+		for h < t {
+			u := queue[h]
+			h++
+			for c := g.Off[u]; c < g.Off[u+1]; c++ {
+				if v := g.Head[c]; comp[v] < 0 {
+					comp[v] = s
+					queue[t] = v
+					t++
+				}
+			}
+		}
+	}
+	return comp
+}
+
+// ErrUnknownSwitch is wrapped by ResolveSwitch errors: the name matches no
+// switch (nor a CA cabled to one), or several.
+var ErrUnknownSwitch = errors.New("unknown switch")
+
+// ResolveSwitch finds the switch spec names: a node GUID ("0x0002c9…",
+// also a port GUID of a CA or router) or a node description. A CA or
+// router stands for the switch its first cabled port is attached to, as
+// OpenSM treats CA GUIDs in a root GUID file. GUIDs are matched before
+// descriptions; a description shared by several switches is an error. It
+// reads the graph only (no fabric index), so it is safe for concurrent use.
+// O(nodes + ports).
+func ResolveSwitch(g *fabric.Graph, spec string) (int32, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return -1, fmt.Errorf("routing: empty switch name: %w", ErrUnknownSwitch)
+	}
+	f := g.F
+	if low := strings.ToLower(spec); strings.HasPrefix(low, "0x") {
+		if guid, err := strconv.ParseUint(low[2:], 16, 64); err == nil {
+			for s, id := range g.Switches {
+				if f.Nodes[id].GUID == guid {
+					return int32(s), nil
+				}
+			}
+			for i := range g.Terms {
+				t := &g.Terms[i]
+				if t.Switch >= 0 && (f.Nodes[t.Node].GUID == guid || f.Nodes[t.Node].Ports[t.Port].GUID == guid) {
+					return t.Switch, nil
+				}
+			}
+		}
+	}
+	found, n := int32(-1), 0
+	for s, id := range g.Switches {
+		if f.Nodes[id].Desc == spec {
+			if n == 0 {
+				found = int32(s)
+			}
+			n++
+		}
+	}
+	if n > 1 {
+		return -1, fmt.Errorf("routing: %d switches are described %q, name one by GUID: %w", n, spec, ErrUnknownSwitch)
+	}
+	if n == 1 {
+		return found, nil
+	}
+	for i := range g.Terms {
+		if t := &g.Terms[i]; t.Switch >= 0 && f.Nodes[t.Node].Desc == spec {
+			return t.Switch, nil
+		}
+	}
+	return -1, fmt.Errorf("routing: no switch or cabled CA has GUID or description %q: %w", spec, ErrUnknownSwitch)
+}
