@@ -105,3 +105,58 @@ func TestCLIErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteAndVerify(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := run(t, "route", "--default", "--engine", "nue", "--vls", "4", "--stats", "-q", "-o", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"nue", "yes", "layer", "tables written"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("route output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{"opensm-lfts.dump", "nuesm.sl", "opensm-sl2vl.dump", "qos-policy.conf", "summary.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, err = run(t, "verify", "--default", filepath.Join(dir, "opensm-lfts.dump"), "--sl", filepath.Join(dir, "nuesm.sl"), "--sl2vl", filepath.Join(dir, "opensm-sl2vl.dump"))
+	if err != nil || !strings.Contains(out, "PASS") {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	// Without the SL file all paths share VL 0: Nue's layers then collide
+	// only if their union is cyclic; on this fat tree it is not, so a
+	// corrupted table is what must fail: drop one entry.
+	b, err := os.ReadFile(filepath.Join(dir, "opensm-lfts.dump"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "0x0001 ") {
+			lines = append(lines[:i], lines[i+1:]...)
+			break
+		}
+	}
+	bad := filepath.Join(dir, "bad.dump")
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "verify", "--default", bad)
+	if err == nil || !strings.Contains(out, "FAIL") || !strings.Contains(out, "no route") {
+		t.Fatalf("corrupted tables: err=%v\n%s", err, out)
+	}
+	// A chain falls back past an engine that refuses the fabric.
+	out, stderr, err := run(t, "route", "--default", "--engine", "dor,updn", "-q", "-o", dir)
+	if err != nil || !strings.Contains(out, "updn") || !strings.Contains(stderr, "not applicable") {
+		t.Fatalf("chain: %v\n%s\n%s", err, out, stderr)
+	}
+	if _, _, err := run(t, "route", "--default", "--engine", "nosuch", "-o", dir); err == nil {
+		t.Fatal("unknown engine accepted")
+	}
+	if _, _, err := run(t, "route", "--default", "--param", "noequals", "-o", dir); err == nil {
+		t.Fatal("bad --param accepted")
+	}
+}

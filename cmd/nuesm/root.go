@@ -15,10 +15,12 @@ Examples:
   nuesm info fabric.topo                   # summary of a dump
   nuesm info --default                     # summary of the embedded default fabric
   nuesm gen torus --dims 4x4x4 -o t.topo   # generate a 3D torus
-  nuesm gen --help                         # list generators`,
+  nuesm gen --help                         # list generators
+  nuesm route fabric.topo --engine nue -o out/   # route, verify, write tables
+  nuesm verify fabric.topo out/opensm-lfts.dump --sl out/nuesm.sl`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newGenCmd(), newInfoCmd())
+	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd())
 	return root
 }

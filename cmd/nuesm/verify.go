@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nuesm/nuesm/cdg"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+)
+
+type verifyFlags struct {
+	sl, sl2vl      string
+	vls            int
+	useDefault     bool
+	switchSources  bool
+	switchDelivery bool
+	skipUnknown    bool
+	allowMissing   bool
+	metrics        bool
+}
+
+func newVerifyCmd() *cobra.Command {
+	var vf verifyFlags
+	c := &cobra.Command{
+		Use:   "verify FABRIC TABLES [--sl FILE] [--sl2vl FILE]",
+		Short: "Prove forwarding tables safe: delivery, no loops, acyclic CDG per VL",
+		Long: `Verify forwarding tables against a fabric: every connected CA pair is
+delivered, no forwarding loop, no dead end, VLs within the limit, and the
+channel dependency graph over (channel, VL) is acyclic. TABLES is an OpenSM
+LFT dump (ours or OpenSM's opensm-lfts.dump), or ibroute / dump_lfts output.
+Without --sl every path uses SL 0 (one VL); OpenSM's LIDs are mapped to the
+fabric's by port GUID. The first cycle is printed with switch names and
+ports. Exit status 1 when the tables are not safe.`,
+		Example: `  nuesm verify fabric.topo out/opensm-lfts.dump --sl out/nuesm.sl --sl2vl out/opensm-sl2vl.dump
+  nuesm verify fabric.topo /var/log/opensm-lfts.dump
+  nuesm verify --default out/opensm-lfts.dump --sl out/nuesm.sl`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var fabricArgs []string
+			tables := args[len(args)-1]
+			if len(args) == 2 {
+				fabricArgs = args[:1]
+			} else if !vf.useDefault {
+				return fmt.Errorf("give FABRIC and TABLES (or --default and TABLES)")
+			}
+			_, g, err := loadGraph(cmd.ErrOrStderr(), fabricArgs, vf.useDefault)
+			if err != nil {
+				return err
+			}
+			f, err := os.Open(tables)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			r, err := lft.ReadLFTs(f, tables, g, lft.ReadOptions{SkipUnknownSwitches: vf.skipUnknown, AllowMissingSwitches: vf.allowMissing})
+			if err != nil {
+				return err
+			}
+			if vf.sl != "" {
+				sl, n, err := lft.ReadSLFile(vf.sl, g)
+				if err != nil {
+					return err
+				}
+				r.SL, r.NumVLs = sl, n
+			}
+			if vf.sl2vl != "" {
+				m, err := lft.ReadOpenSMSL2VLFile(vf.sl2vl, g)
+				if err != nil {
+					return err
+				}
+				r.SL2VL = m
+			}
+			rep, verr := cdg.Verify(g, r, cdg.Options{MaxVLs: vf.vls, SwitchSources: vf.switchSources, SwitchDelivery: vf.switchDelivery})
+			if rep == nil {
+				return verr
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "tables:         %s\n", tables)
+			fmt.Fprint(out, rep.String())
+			if vf.metrics && rep.Delivered == rep.Pairs {
+				if m, err := routing.Measure(g, r, 0); err == nil {
+					fmt.Fprintf(out, "hops:           min %d, avg %.3f, max %d\n", m.MinHops, m.AvgHops, m.MaxHops)
+					fmt.Fprintf(out, "EFI:            max %d, avg %.1f\n", m.MaxEFI, m.AvgEFI)
+				}
+			}
+			if verr != nil {
+				cmd.SilenceErrors = true
+				return fmt.Errorf("tables are not safe: %w", verr)
+			}
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&vf.sl, "sl", "", "SL file (nuesm.sl) giving the SL of every path")
+	fl.StringVar(&vf.sl2vl, "sl2vl", "", "opensm-sl2vl.dump giving the SL-to-VL tables")
+	fl.IntVar(&vf.vls, "vls", 0, "VL limit to check (0 = 15)")
+	fl.BoolVar(&vf.useDefault, "default", false, "verify against the embedded default fabric")
+	fl.BoolVar(&vf.switchSources, "switch-sources", false, "also walk paths from every switch, dependencies included")
+	fl.BoolVar(&vf.switchDelivery, "switch-delivery", true, "also check that every switch's own packets are delivered (no dependencies)")
+	fl.BoolVar(&vf.skipUnknown, "skip-unknown-switches", false, "ignore tables of switches the fabric does not have")
+	fl.BoolVar(&vf.allowMissing, "allow-missing-switches", false, "accept tables that omit some switches")
+	fl.BoolVar(&vf.metrics, "metrics", true, "print hop counts and edge forwarding index")
+	return c
+}
