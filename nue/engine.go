@@ -71,7 +71,11 @@ func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Rout
 			return nil, nil, fmt.Errorf("nue: unknown schedule %q, expected %s or %s", p, LockStep, Sequential)
 		}
 	}
-	ds, err := destinations(g)
+	var jobOf []int32
+	if len(opt.Jobs) > 0 {
+		jobOf = routing.JobOf(opt.Jobs, len(g.Terms))
+	}
+	ds, err := destinations(g, jobOf)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,11 +92,11 @@ func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Rout
 	if len(nonEmpty) == 0 {
 		return lft.New(g, "nue"), &Stats{Partition: how, Schedule: sched}, nil
 	}
-	r, st, ok, err := routeOnce(ctx, g, opt, nonEmpty, ds, how, sched, false)
+	r, st, ok, err := routeOnce(ctx, g, opt, nonEmpty, ds, jobOf, how, sched, false)
 	if err == nil && !ok {
 		// A switch LID could not fall back on escape paths added late:
 		// route again with escape paths covering switch LIDs from the start.
-		r, st, _, err = routeOnce(ctx, g, opt, nonEmpty, ds, how, sched, true)
+		r, st, _, err = routeOnce(ctx, g, opt, nonEmpty, ds, jobOf, how, sched, true)
 		if err == nil {
 			st.Conservative = true
 		}
@@ -108,7 +112,7 @@ func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Rout
 // LIDs, so that switch LIDs (routed last in each layer) do not restrict
 // the terminal routes; a switch LID that then needs the escape paths adds
 // their turns under a cycle check, and ok is false if that fails.
-func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts [][]dest, ds []dest, how Partition, sched Schedule, conservative bool) (*lft.Routing, *Stats, bool, error) {
+func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts [][]dest, ds []dest, jobOf []int32, how Partition, sched Schedule, conservative bool) (*lft.Routing, *Stats, bool, error) {
 	r := lft.New(g, "nue")
 	st := &Stats{Partition: how, Schedule: sched}
 	if len(parts) == 0 {
@@ -124,6 +128,20 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		if t.Switch >= 0 {
 			src[t.Switch] = true
 			own[t.Switch]++
+		}
+	}
+	// SAR: a destination inside a job loads channels with its job's
+	// terminals only (seed 001 §3: only intra-job paths count).
+	var jobOwn [][]int64
+	if jobOf != nil {
+		jobOwn = make([][]int64, len(opt.Jobs))
+		for j := range jobOwn {
+			jobOwn[j] = make([]int64, S)
+		}
+		for ti, t := range g.Terms {
+			if j := jobOf[ti]; j >= 0 && t.Switch >= 0 {
+				jobOwn[j][t.Switch]++
+			}
 		}
 	}
 	compSrc := make([]int32, S)
@@ -147,6 +165,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	tie := append([]int64(nil), w...)
 	for i, lds := range parts {
 		l := newLayer(i, g, ti, comp, compSrc, own, src, lds)
+		l.jobOwn = jobOwn
 		covered := lds
 		if !conservative {
 			covered = nil
@@ -222,25 +241,29 @@ const (
 const DefaultSchedule = Sequential
 
 // runRounds routes the layers in rounds: in round i every layer routes one
-// destination. All terminal LIDs go first (phase 1), the switch LIDs after
-// them (phase 2): switch LIDs carry next to no data, so their routes add no
-// balancing load and must not disturb the terminals' balance. With LockStep
+// destination, phase by phase (see dest.phase): all terminal LIDs first
+// (with SAR those inside jobs, then the others), switch LIDs last. Only
+// phase 0 adds balancing load: switch LIDs carry next to no data, and SAR
+// counts only intra-job paths. With LockStep
 // the layers of a round run in parallel against the weights left by the
 // previous round and the increments are added in layer order afterwards;
 // with Sequential each layer adds its increments before the next routes.
 // Either way the result does not depend on the workers.
 func runRounds(ctx context.Context, layers []*layer, w []int64, r *lft.Routing, opt routing.Options, sched Schedule) (bool, error) {
 	total := 0
-	phases := make([][][]dest, 2) // per phase, per layer
+	phases := make([][][]dest, 3) // per phase, per layer
 	for p := range phases {
 		phases[p] = make([][]dest, len(layers))
 	}
 	for j, l := range layers {
-		n := 0
-		for n < len(l.dests) && l.dests[n].term {
-			n++
+		for i := 0; i < len(l.dests); {
+			k := i
+			for k < len(l.dests) && l.dests[k].phase == l.dests[i].phase {
+				k++
+			}
+			phases[l.dests[i].phase][j] = l.dests[i:k]
+			i = k
 		}
-		phases[0][j], phases[1][j] = l.dests[:n], l.dests[n:]
 		total += len(l.dests)
 	}
 	if sched == LockStep {

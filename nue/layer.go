@@ -37,9 +37,10 @@ type layer struct {
 	g       *fabric.Graph
 	ti      *turnIndex
 	comp    []int32
-	own     []int64 // LIDs per switch (its terminals' and its own)
-	src     []bool  // switches with terminals: where packets enter
-	compSrc []int32 // per component label: its source switches
+	own     []int64   // terminal ports per switch (sources of paths)
+	jobOwn  [][]int64 // SAR: per job, its terminal ports per switch
+	src     []bool    // switches with terminals: where packets enter
+	compSrc []int32   // per component label: its source switches
 	dests   []dest
 	ut      *usedTurns
 	parent  []int32 // escape tree
@@ -160,7 +161,13 @@ func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 	}
 	r.SetPort(d.sw, int(d.lid), d.port)
 	r.SL.ByDest[d.lid] = uint8(l.idx)
-	l.increments(d.sw)
+	if d.phase == 0 {
+		src := l.own
+		if l.jobOwn != nil && d.job >= 0 {
+			src = l.jobOwn[d.job]
+		}
+		l.increments(d.sw, src)
+	}
 	return true
 }
 
@@ -400,9 +407,10 @@ func (l *layer) tryDetour(x, c, a, c2 int32, w []int64) bool {
 	return true
 }
 
-// increments adds, for every switch routing towards dsw, its LIDs to each
-// channel of its path (Algorithm 4.1, line 10), as entries in l.inc.
-func (l *layer) increments(dsw int32) {
+// increments adds, for every switch routing towards dsw, its sources
+// (own: terminal ports per switch) to each channel of its path (Algorithm
+// 4.1, line 10), as entries in l.inc.
+func (l *layer) increments(dsw int32, own []int64) {
 	g := l.g
 	l.queue = l.queue[:0]
 	for v := range l.via {
@@ -411,7 +419,7 @@ func (l *layer) increments(dsw int32) {
 	for v, c := range l.via {
 		if c >= 0 {
 			l.indeg[g.Head[c]]++
-			l.load[v] = l.own[v]
+			l.load[v] = own[v]
 		}
 	}
 	for v, c := range l.via {

@@ -13,23 +13,35 @@ type dest struct {
 	lid  int32
 	sw   int32
 	port uint8
-	term bool // a CA/router LID (else a switch LID)
+	term bool  // a CA/router LID (else a switch LID)
+	job  int32 // SAR: the job of the terminal, -1 for none
+	// phase orders a layer's destinations: phase 0 routes first and is the
+	// only one whose paths add balancing load (terminal LIDs; with SAR only
+	// those inside jobs), then the rest, switch LIDs last.
+	phase uint8
 }
 
 // destinations lists every LID Nue routes: each LID of every terminal
 // attached to a switch (all 2^LMC of them), then each switch LID, both in
-// LID order. It fails on unassigned LIDs.
-func destinations(g *fabric.Graph) ([]dest, error) {
+// LID order, with their phases (see dest). jobOf (per terminal, -1 = no
+// job) is nil without SAR. It fails on unassigned LIDs.
+func destinations(g *fabric.Graph, jobOf []int32) ([]dest, error) {
 	var terms, sws []dest
-	for _, t := range g.Terms {
+	for ti, t := range g.Terms {
 		if t.Switch < 0 {
 			continue // cabled to a CA: no switch can reach it
 		}
 		if t.LID == 0 {
 			return nil, fmt.Errorf("nue: %s port %d has no LID (assign LIDs first)", g.F.Name(t.Node), t.Port)
 		}
+		job, phase := int32(-1), uint8(0)
+		if jobOf != nil {
+			if job = jobOf[ti]; job < 0 {
+				phase = 1
+			}
+		}
 		for l := 0; l < 1<<t.LMC; l++ {
-			terms = append(terms, dest{lid: int32(t.LID) + int32(l), sw: t.Switch, port: t.SwitchPort, term: true})
+			terms = append(terms, dest{lid: int32(t.LID) + int32(l), sw: t.Switch, port: t.SwitchPort, term: true, job: job, phase: phase})
 		}
 	}
 	for s := int32(0); int(s) < g.NumSwitches(); s++ {
@@ -38,7 +50,7 @@ func destinations(g *fabric.Graph) ([]dest, error) {
 			return nil, fmt.Errorf("nue: switch %q has no LID (assign LIDs first)", g.SwitchName(s))
 		}
 		for l := 0; l < 1<<p.LMC; l++ {
-			sws = append(sws, dest{lid: int32(p.LID) + int32(l), sw: s})
+			sws = append(sws, dest{lid: int32(p.LID) + int32(l), sw: s, job: -1, phase: 2})
 		}
 	}
 	byLID := func(a, b dest) int { return int(a.lid - b.lid) }
@@ -113,11 +125,8 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 	}
 	for i := range layers {
 		slices.SortStableFunc(layers[i], func(a, b dest) int {
-			if a.term != b.term {
-				if a.term {
-					return -1
-				}
-				return 1
+			if a.phase != b.phase {
+				return int(a.phase) - int(b.phase)
 			}
 			return int(a.lid - b.lid)
 		})

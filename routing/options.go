@@ -31,9 +31,39 @@ type Options struct {
 	// the total (destinations, layers…); it must be cheap and safe for
 	// concurrent calls.
 	Progress func(done, total int)
+	// Jobs are the running multi-switch jobs for scheduling-aware routing
+	// (SAR, seed 001 §3). Engines that support it route the destinations
+	// inside jobs first and count only intra-job paths when balancing;
+	// others ignore it. A terminal belongs to at most one job (the first
+	// that lists it).
+	Jobs []Job
 	// Params holds engine-specific settings ("partition=locality" for Nue…)
 	// as name=value pairs; engines reject names they do not know.
 	Params map[string]string
+}
+
+// Job is one running job: the terminals (indices into fabric.Graph.Terms)
+// of its nodes.
+type Job struct {
+	ID    string
+	Terms []int32
+}
+
+// JobOf returns, per terminal of a graph with n terminals, the index of
+// the first job listing it, or -1.
+func JobOf(jobs []Job, n int) []int32 {
+	of := make([]int32, n)
+	for i := range of {
+		of[i] = -1
+	}
+	for j, job := range jobs {
+		for _, t := range job.Terms {
+			if t >= 0 && int(t) < n && of[t] < 0 {
+				of[t] = int32(j)
+			}
+		}
+	}
+	return of
 }
 
 // Validate rejects out-of-range values.
