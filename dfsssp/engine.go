@@ -143,6 +143,9 @@ func RouteDFSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lf
 	if err != nil {
 		return nil, nil, err
 	}
+	if opt.SAR && len(opt.Jobs) > 0 {
+		p.applyJobs(opt.Jobs)
+	}
 	b, err := newBuilder(p)
 	if err != nil {
 		return nil, nil, err

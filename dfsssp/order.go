@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/routing"
 )
 
 // dest is one destination LID: the switch it hangs on and the port there
@@ -15,6 +16,8 @@ type dest struct {
 	sw   int32
 	port uint8
 	lmc  uint8 // the destination port's LMC
+	term int32 // terminal index, -1 for a switch LID
+	job  int32 // SAR: the terminal's job, -1 for none
 }
 
 // plan is what both engines derive from the fabric before routing: the
@@ -35,6 +38,10 @@ type plan struct {
 	// the node GUID in network byte order, so ascending byte-reversed
 	// GUIDs); vsw[0] is unused. vid is the inverse.
 	vsw, vid []int32
+	// SAR (seed 001 §3): jobLids[j][s] are job j's terminal LIDs on
+	// switch s; only destinations inside jobs add balancing load, and only
+	// their own job's. nil without SAR.
+	jobLids [][]int64
 	// mult[s]: source LIDs a path from switch s stands for in the CDG
 	// counts: its terminals' LIDs. A switch without terminals has 0 (its
 	// paths are in no CDG, as in OpenSM) unless switch sources are asked
@@ -105,7 +112,7 @@ func newPlan(g *fabric.Graph, switchSources bool) (*plan, error) {
 				continue
 			}
 			for l := 0; l < 1<<tm.LMC; l++ {
-				p.dests = append(p.dests, dest{lid: int32(tm.LID) + int32(l), sw: s, port: tm.SwitchPort, lmc: tm.LMC})
+				p.dests = append(p.dests, dest{lid: int32(tm.LID) + int32(l), sw: s, port: tm.SwitchPort, lmc: tm.LMC, term: t, job: -1})
 			}
 		}
 	}
@@ -115,7 +122,7 @@ func newPlan(g *fabric.Graph, switchSources bool) (*plan, error) {
 			continue
 		}
 		for l := 0; l < 1<<sp.LMC; l++ {
-			p.dests = append(p.dests, dest{lid: int32(sp.LID) + int32(l), sw: s, lmc: sp.LMC})
+			p.dests = append(p.dests, dest{lid: int32(sp.LID) + int32(l), sw: s, lmc: sp.LMC, term: -1, job: -1})
 		}
 	}
 	for _, d := range p.dests {
@@ -124,4 +131,36 @@ func newPlan(g *fabric.Graph, switchSources bool) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// applyJobs makes the plan scheduling-aware: destinations inside jobs go
+// first (in their previous order), the rest after them, and each job's
+// terminal LIDs per switch are counted for its balancing load.
+func (p *plan) applyJobs(jobs []routing.Job) {
+	g := p.g
+	of := routing.JobOf(jobs, len(g.Terms))
+	p.jobLids = make([][]int64, len(jobs))
+	for j := range p.jobLids {
+		p.jobLids[j] = make([]int64, p.S)
+	}
+	for t, tm := range g.Terms {
+		if j := of[t]; j >= 0 && tm.Switch >= 0 && tm.LID != 0 {
+			p.jobLids[j][tm.Switch] += 1 << tm.LMC
+		}
+	}
+	for i := range p.dests {
+		if t := p.dests[i].term; t >= 0 {
+			p.dests[i].job = of[t]
+		}
+	}
+	slices.SortStableFunc(p.dests, func(a, b dest) int {
+		ia, ib := a.job >= 0, b.job >= 0
+		switch {
+		case ia && !ib:
+			return -1
+		case !ia && ib:
+			return 1
+		}
+		return 0
+	})
 }

@@ -141,10 +141,18 @@ func shortestPaths(ctx context.Context, p *plan, r *lft.Routing, opt routing.Opt
 			r.SetPort(v, lid, g.OutPort[dj.par[v]])
 		}
 		// Children settle after their parents: sum the LIDs of each
-		// subtree from the leaves up and charge each tree channel.
-		for i := len(dj.order) - 1; i >= 1; i-- {
+		// subtree from the leaves up and charge each tree channel. With
+		// SAR only a job's own terminals load its destinations' paths.
+		src := p.lids
+		if p.jobLids != nil {
+			src = nil
+			if d.job >= 0 {
+				src = p.jobLids[d.job]
+			}
+		}
+		for i := len(dj.order) - 1; i >= 1 && src != nil; i-- {
 			v := dj.order[i]
-			load[v] += p.lids[v]
+			load[v] += src[v]
 			c := dj.par[v]
 			wr[g.Rev[c]] += load[v]
 			load[g.Head[c]] += load[v]

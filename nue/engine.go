@@ -72,7 +72,7 @@ func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Rout
 		}
 	}
 	var jobOf []int32
-	if len(opt.Jobs) > 0 {
+	if opt.SAR && len(opt.Jobs) > 0 {
 		jobOf = routing.JobOf(opt.Jobs, len(g.Terms))
 	}
 	ds, err := destinations(g, jobOf)

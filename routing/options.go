@@ -32,11 +32,14 @@ type Options struct {
 	// concurrent calls.
 	Progress func(done, total int)
 	// Jobs are the running multi-switch jobs for scheduling-aware routing
-	// (SAR, seed 001 §3). Engines that support it route the destinations
-	// inside jobs first and count only intra-job paths when balancing;
-	// others ignore it. A terminal belongs to at most one job (the first
+	// (SAR, seed 001 §3). A terminal belongs to at most one job (the first
 	// that lists it).
 	Jobs []Job
+	// SAR asks engines that support it (nue, dfsssp) to route the
+	// destinations inside Jobs first and to count only intra-job paths
+	// when balancing. The sar-* engines set it; without it engines ignore
+	// Jobs.
+	SAR bool
 	// Params holds engine-specific settings ("partition=locality" for Nue…)
 	// as name=value pairs; engines reject names they do not know.
 	Params map[string]string

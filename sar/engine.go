@@ -3,6 +3,7 @@ package sar
 import (
 	"context"
 
+	"github.com/nuesm/nuesm/dfsssp"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/nue"
@@ -27,9 +28,35 @@ func (NueEngine) DeadlockFree() bool { return true }
 // Route routes with Nue, intra-job destinations first and balancing on
 // intra-job paths only (opt.Jobs).
 func (NueEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
+	opt.SAR = true
 	r, _, err := nue.Route(ctx, g, opt)
 	if r != nil {
 		r.Engine = "sar-nue"
+	}
+	return r, err
+}
+
+// DFSSSPEngine is "sar-dfsssp": DFSSSP with scheduling awareness, as the
+// SAR paper built it. Without jobs it routes exactly like "dfsssp".
+type DFSSSPEngine struct{}
+
+func init() {
+	routing.Register("sar-dfsssp", func() routing.Engine { return DFSSSPEngine{} })
+}
+
+// Name returns "sar-dfsssp".
+func (DFSSSPEngine) Name() string { return "sar-dfsssp" }
+
+// DeadlockFree reports true (the layering does not depend on the order).
+func (DFSSSPEngine) DeadlockFree() bool { return true }
+
+// Route routes with DFSSSP, intra-job destinations first and balancing on
+// intra-job paths only (opt.Jobs).
+func (DFSSSPEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
+	opt.SAR = true
+	r, _, err := dfsssp.RouteDFSSSP(ctx, g, opt)
+	if r != nil {
+		r.Engine = "sar-dfsssp"
 	}
 	return r, err
 }
