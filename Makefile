@@ -14,9 +14,9 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## run: the main job on the embedded default fabric
+## run: the main job (the daemon) on the embedded default fabric; Ctrl-C stops it
 run: build
-	./$(BIN)/nuesm info --default
+	./$(BIN)/nuesm serve --default -o out/serve
 
 ## test: every test, including the real-tool tests (ibsim, ibnetdiscover)
 test:

@@ -160,3 +160,21 @@ func TestRouteAndVerify(t *testing.T) {
 		t.Fatal("bad --param accepted")
 	}
 }
+
+func TestServeDryRun(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := run(t, "serve", "--default", "--dry-run", "-o", dir)
+	if err != nil || !strings.Contains(out, "configuration valid") {
+		t.Fatalf("dry run: %v %q", err, out)
+	}
+	if _, _, err := run(t, "serve", "--dry-run", "-o", dir); err == nil {
+		t.Fatal("serve without a fabric accepted")
+	}
+	cfg := filepath.Join(dir, "nuesm.toml")
+	if err := os.WriteFile(cfg, []byte("output = \""+dir+"\"\nmax_vls = 99\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "serve", "--default", "--dry-run", "--config", cfg); err == nil || !strings.Contains(err.Error(), "max_vls") {
+		t.Fatalf("bad config: %v", err)
+	}
+}

@@ -21,6 +21,6 @@ Examples:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd())
+	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd())
 	return root
 }

@@ -324,3 +324,24 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// RequirePrograms is Require for tests that need programs but not the
+// simulated InfiniBand stack (Prometheus, SLURM…); hint names the Debian
+// packages that provide them.
+func RequirePrograms(t testing.TB, hint string, programs ...string) {
+	t.Helper()
+	var missing []string
+	for _, p := range programs {
+		if _, err := LookPath(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("REAL-TOOL TEST NOT RUN: missing %s (Debian packages: %s)", strings.Join(missing, ", "), hint)
+	if v := os.Getenv(EnvRequire); v != "" && v != "0" {
+		t.Fatalf("%s, and %s=%s demands them", msg, EnvRequire, v)
+	}
+	t.Skipf("*** %s; set %s=1 to make this a failure ***", msg, EnvRequire)
+}

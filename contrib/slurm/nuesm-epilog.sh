@@ -1,0 +1,1 @@
+nuesm-hook.sh

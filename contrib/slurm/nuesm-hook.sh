@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# nuesm-hook.sh — SLURM PrologSlurmctld / EpilogSlurmctld hook for nuesm.
+#
+# Tells a running `nuesm serve` that the set of running jobs changed, so it
+# reroutes (scheduling-aware routing) without waiting for its next poll.
+# Install (slurm.conf on the controller):
+#     PrologSlurmctld=/usr/local/lib/nuesm/nuesm-prolog.sh
+#     EpilogSlurmctld=/usr/local/lib/nuesm/nuesm-epilog.sh
+# where nuesm-prolog.sh / nuesm-epilog.sh are this script or links to it
+# (the name decides the reason reported to nuesm).
+#
+# Environment (e.g. set in /etc/default/nuesm-hook, read if present):
+#   NUESM_ADDR   host:port of nuesm serve's HTTP listener (default 127.0.0.1:9716)
+#   NUESM_TOKEN  bearer token, needed when nuesm runs on another host
+#   NUESM_HOOK_TIMEOUT  seconds to wait for nuesm (default 3)
+#
+# The hook never fails the job: nuesm unreachable is logged and ignored
+# (nuesm's own polling catches up). Exit status is always 0.
+set -u
+[ -r /etc/default/nuesm-hook ] && . /etc/default/nuesm-hook
+addr=${NUESM_ADDR:-127.0.0.1:9716}
+timeout=${NUESM_HOOK_TIMEOUT:-3}
+case "$(basename "$0")" in
+  *epilog*) reason=epilog ;;
+  *prolog*) reason=prolog ;;
+  *)        reason=hook ;;
+esac
+url="http://$addr/reroute?reason=$reason"
+log() { command -v logger >/dev/null && logger -t nuesm-hook "$*" || echo "nuesm-hook: $*" >&2; }
+
+if command -v curl >/dev/null; then
+  hdr=()
+  [ -n "${NUESM_TOKEN:-}" ] && hdr=(-H "Authorization: Bearer $NUESM_TOKEN")
+  if ! curl -fsS -o /dev/null --max-time "$timeout" -X POST "${hdr[@]}" "$url"; then
+    log "could not reach nuesm at $addr (job ${SLURM_JOB_ID:-?}, $reason)"
+  fi
+else
+  # No curl: speak HTTP/1.0 over bash's /dev/tcp.
+  host=${addr%:*} port=${addr##*:}
+  if ! exec 3<>"/dev/tcp/$host/$port" 2>/dev/null; then
+    log "could not reach nuesm at $addr (job ${SLURM_JOB_ID:-?}, $reason)"
+    exit 0
+  fi
+  auth=""
+  [ -n "${NUESM_TOKEN:-}" ] && auth="Authorization: Bearer $NUESM_TOKEN"$'\r\n'
+  printf 'POST /reroute?reason=%s HTTP/1.0\r\nHost: %s\r\n%sContent-Length: 0\r\n\r\n' "$reason" "$addr" "$auth" >&3
+  read -r -t "$timeout" status <&3 || true
+  exec 3>&-
+  case "$status" in
+    *" 202 "*) ;;
+    *) log "nuesm at $addr answered: ${status:-nothing} (job ${SLURM_JOB_ID:-?}, $reason)" ;;
+  esac
+fi
+exit 0

@@ -1,0 +1,21 @@
+// Package sm is the nuesm daemon ("nuesm serve"): it watches a fabric
+// dump (and optionally SLURM's running jobs), reroutes when either
+// changes, and publishes verified tables atomically.
+//
+// Each reroute runs parse → route (engine chain with explicit fallback) →
+// verify → diff against the published tables → update plan → publish. A
+// failure at any step keeps the last good tables published and shows in
+// the status, the logs and the metrics. Triggers arriving during a reroute
+// coalesce into one more reroute; a reroute that changes nothing publishes
+// nothing.
+//
+// Publishing writes every file of a new generation into a fresh directory
+// (each file fsynced), then swaps the symlink "current" to it with one
+// rename: readers (OpenSM's file engine with -U <out>/current/opensm-lfts.dump,
+// people, scripts) always see one complete, verified set, even if the
+// daemon is killed half way. The published status survives restarts, and
+// a restart does not republish unchanged tables.
+//
+// One goroutine owns all mutable state; HTTP handlers and watchers talk to
+// it through channels and read an immutable status snapshot.
+package sm

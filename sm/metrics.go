@@ -1,0 +1,92 @@
+package sm
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are the daemon's Prometheus metrics, on a registry of their own
+// (names nuesm_<subsystem>_<name>_<unit>, STYLE.md).
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	reroutes     *prometheus.CounterVec
+	duration     prometheus.Histogram
+	phase        *prometheus.HistogramVec
+	switches     prometheus.Gauge
+	terminals    prometheus.Gauge
+	vls          prometheus.Gauge
+	verified     prometheus.Gauge
+	maxEFI       prometheus.Gauge
+	avgHops      prometheus.Gauge
+	effEFI       prometheus.Gauge
+	darkFiber    prometheus.Gauge
+	jobs         prometheus.Gauge
+	planSteps    prometheus.Gauge
+	planWrites   prometheus.Gauge
+	planBlocks   prometheus.Gauge
+	slurmErrors  prometheus.Counter
+	lastSuccess  prometheus.Gauge
+	generation   prometheus.Gauge
+	triggerCount *prometheus.CounterVec
+}
+
+// NewMetrics creates and registers the metrics.
+func NewMetrics() *Metrics {
+	r := prometheus.NewRegistry()
+	m := &Metrics{Registry: r}
+	f := func(c prometheus.Collector) { r.MustRegister(c) }
+	gauge := func(name, help string) prometheus.Gauge {
+		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+		f(g)
+		return g
+	}
+	m.reroutes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_reroutes_total",
+		Help: "Reroutes by result: published (new tables), unchanged (nothing to publish), failed (last good tables kept)."}, []string{"result"})
+	f(m.reroutes)
+	for _, res := range []string{"published", "unchanged", "failed"} {
+		m.reroutes.WithLabelValues(res)
+	}
+	m.duration = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "nuesm_reroute_duration_seconds",
+		Help: "Duration of whole reroutes.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 16)})
+	f(m.duration)
+	m.phase = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "nuesm_reroute_phase_duration_seconds",
+		Help: "Duration of each reroute phase.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 20)}, []string{"phase"})
+	f(m.phase)
+	for _, ph := range []string{"parse", "jobs", "route", "verify", "diff", "plan", "publish"} {
+		m.phase.WithLabelValues(ph) // export every phase from the start
+	}
+	m.switches = gauge("nuesm_fabric_switches", "Switches in the routed fabric.")
+	m.terminals = gauge("nuesm_fabric_terminals", "CA and router ports in the routed fabric.")
+	m.vls = gauge("nuesm_routing_vls", "VLs the published routing uses.")
+	m.verified = gauge("nuesm_routing_verified", "1 when the published routing passed the verifier.")
+	m.maxEFI = gauge("nuesm_routing_max_efi_paths", "Largest number of terminal paths on one channel (edge forwarding index).")
+	m.avgHops = gauge("nuesm_routing_avg_hops", "Average switch-to-switch hops between terminals.")
+	m.effEFI = gauge("nuesm_sar_effective_efi_paths", "Largest number of intra-job paths on one channel, all running jobs together.")
+	m.darkFiber = gauge("nuesm_sar_dark_fiber_ratio", "Share of switch-to-switch cables no running job's paths use (0..1).")
+	m.jobs = gauge("nuesm_sar_jobs", "Running multi-switch jobs the routing considers.")
+	m.planSteps = gauge("nuesm_plan_steps", "Steps of the last update plan.")
+	m.planWrites = gauge("nuesm_plan_writes", "LFT entries the last update plan writes.")
+	m.planBlocks = gauge("nuesm_plan_blocks", "64-entry LFT blocks the last update plan writes.")
+	m.slurmErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "nuesm_slurm_poll_errors_total", Help: "Failed queries of the SLURM job source."})
+	f(m.slurmErrors)
+	m.lastSuccess = gauge("nuesm_last_success_timestamp_seconds", "Unix time of the last reroute that succeeded (published or unchanged).")
+	m.generation = gauge("nuesm_published_generation", "Number of the published table generation.")
+	m.triggerCount = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_reroute_triggers_total",
+		Help: "Reroute triggers by source."}, []string{"source"})
+	f(m.triggerCount)
+	for _, src := range []string{"start", "fabric-changed", "sighup", "http", "slurm-jobs-changed"} {
+		m.triggerCount.WithLabelValues(src)
+	}
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}

@@ -1,0 +1,40 @@
+package sm
+
+import (
+	"context"
+	"io"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+)
+
+// Planner computes the consistent update plan from the published routing
+// (old; nil when nothing is published or the fabric changed shape) to the
+// new one.
+type Planner interface {
+	Plan(ctx context.Context, g *fabric.Graph, old, new *lft.Routing) (*PlanResult, error)
+}
+
+// PlanResult is an update plan: its summary and its full text (plan.json).
+type PlanResult struct {
+	Summary PlanSummary
+	Write   func(io.Writer) error
+}
+
+// PlanSummary is what status and metrics show of a plan.
+type PlanSummary struct {
+	Steps        int    `json:"steps"`
+	Writes       int    `json:"writes"`
+	Blocks       int    `json:"blocks"`
+	ChangedPairs int64  `json:"changed_pairs"`
+	DrainPhases  int    `json:"drain_phases"`
+	Verified     bool   `json:"verified"`
+	Note         string `json:"note,omitempty"`
+}
+
+// JobSource gives the running multi-switch jobs, mapped onto a fabric's
+// terminals.
+type JobSource interface {
+	Jobs(ctx context.Context, g *fabric.Graph) ([]routing.Job, []JobStatus, error)
+}

@@ -1,0 +1,216 @@
+package sm
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PublishedStatus is status.json of a published generation: what was
+// published, from which fabric and jobs, with which figures.
+type PublishedStatus struct {
+	Generation   int               `json:"generation"`
+	Published    time.Time         `json:"published"`
+	Fabric       string            `json:"fabric"`
+	FabricSHA256 string            `json:"fabric_sha256"`
+	Engine       string            `json:"engine"`
+	VLs          int               `json:"vls"`
+	Verified     bool              `json:"verified"`
+	Switches     int               `json:"switches"`
+	Terminals    int               `json:"terminals"`
+	Pairs        int64             `json:"pairs"`
+	AvgHops      float64           `json:"avg_hops"`
+	MaxEFI       int64             `json:"max_efi"`
+	Jobs         []JobStatus       `json:"jobs"`
+	EffectiveEFI int64             `json:"effective_efi"`
+	DarkFiber    float64           `json:"dark_fiber_percent"`
+	Plan         *PlanSummary      `json:"plan,omitempty"`
+	Files        map[string]string `json:"files"`
+}
+
+// JobStatus describes one job the routing was computed for.
+type JobStatus struct {
+	ID           string `json:"id"`
+	Hosts        int    `json:"hosts"`
+	Terminals    int    `json:"terminals"`
+	EffectiveEFI int64  `json:"effective_efi"`
+}
+
+// genFile is one file of a generation: its name and how to write it.
+type genFile struct {
+	name  string
+	write func(io.Writer) error
+}
+
+const (
+	currentLink = "current"
+	genPrefix   = "gen-"
+)
+
+// publisher owns the output directory.
+type publisher struct {
+	dir  string
+	keep int
+}
+
+// cleanup removes what a crashed publish may have left behind.
+func (p *publisher) cleanup() error {
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(p.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".gen-") || e.Name() == ".current.tmp" {
+			if err := os.RemoveAll(filepath.Join(p.dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// generations lists the published generation numbers, ascending.
+func (p *publisher) generations() ([]int, error) {
+	ents, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, err
+	}
+	var gens []int
+	for _, e := range ents {
+		if n, ok := strings.CutPrefix(e.Name(), genPrefix); ok && e.IsDir() {
+			if v, err := strconv.Atoi(n); err == nil {
+				gens = append(gens, v)
+			}
+		}
+	}
+	sort.Ints(gens)
+	return gens, nil
+}
+
+// current returns the published status, or nil when nothing is published.
+func (p *publisher) current() (*PublishedStatus, error) {
+	b, err := os.ReadFile(filepath.Join(p.dir, currentLink, "status.json"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st PublishedStatus
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("published status: %w", err)
+	}
+	return &st, nil
+}
+
+// currentPath returns the path of a file of the current generation.
+func (p *publisher) currentPath(name string) string {
+	return filepath.Join(p.dir, currentLink, name)
+}
+
+// publish writes a new generation and makes it current with one rename
+// of the "current" symlink. st.Generation and st.Files are filled in.
+func (p *publisher) publish(st *PublishedStatus, files []genFile) error {
+	gens, err := p.generations()
+	if err != nil {
+		return err
+	}
+	gen := 1
+	if len(gens) > 0 {
+		gen = gens[len(gens)-1] + 1
+	}
+	name := fmt.Sprintf("%s%06d", genPrefix, gen)
+	tmp := filepath.Join(p.dir, fmt.Sprintf(".%s.tmp-%d", name, os.Getpid()))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // no-op after the rename
+	st.Generation = gen
+	st.Files = map[string]string{}
+	for _, f := range files {
+		st.Files[f.name] = f.name
+	}
+	files = append(files, genFile{"status.json", func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}})
+	for _, f := range files {
+		if err := writeSynced(filepath.Join(tmp, f.name), f.write); err != nil {
+			return fmt.Errorf("publish %s: %w", f.name, err)
+		}
+	}
+	if err := syncDir(tmp); err != nil {
+		return err
+	}
+	final := filepath.Join(p.dir, name)
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	if err := syncDir(p.dir); err != nil {
+		return err
+	}
+	link := filepath.Join(p.dir, ".current.tmp")
+	_ = os.Remove(link)
+	if err := os.Symlink(name, link); err != nil {
+		return err
+	}
+	if err := os.Rename(link, filepath.Join(p.dir, currentLink)); err != nil {
+		return err
+	}
+	if err := syncDir(p.dir); err != nil {
+		return err
+	}
+	return p.prune(gen)
+}
+
+// prune removes generations older than the newest keep, never the current.
+func (p *publisher) prune(current int) error {
+	gens, err := p.generations()
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(gens)-p.keep; i++ {
+		if gens[i] == current {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(p.dir, fmt.Sprintf("%s%06d", genPrefix, gens[i]))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeSynced(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
