@@ -7,7 +7,7 @@ STATICCHECK ?= $(GOBIN)/staticcheck
 FUZZTIME  ?= 30s
 PKGS      := ./...
 
-.PHONY: all build run test test-short bench lint fmt fuzz clean default-fabric
+.PHONY: all build run test test-short bench bench-nue lint fmt fuzz clean default-fabric
 
 all: build
 
@@ -28,6 +28,10 @@ test-short:
 ## bench: benchmarks (figures, never assertions)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
+
+## bench-nue: the Nue issue's figures (k sweep, vs MinHop, scale) -> bench/nue/RESULTS.md
+bench-nue: build
+	bench/nue/run.sh bench/nue/RESULTS.md
 
 lint:
 	$(GO) vet $(PKGS)

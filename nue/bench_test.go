@@ -1,0 +1,65 @@
+package nue
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/topo"
+)
+
+var (
+	benchOnce   sync.Map // name -> *fabric.Graph
+	benchMakers = map[string]func() (*topo.Topology, error){
+		"fattree12-3": func() (*topo.Topology, error) { return topo.FatTree(12, 3, 0) },
+		"torus8x8x8":  func() (*topo.Topology, error) { return topo.Torus([]int{8, 8, 8}, 4, false) },
+		"clos3-36":    func() (*topo.Topology, error) { return topo.Clos3(36) },
+		"dragonfly8":  func() (*topo.Topology, error) { return topo.Dragonfly(8, 16, 8, 0) },
+	}
+)
+
+func benchGraph(b *testing.B, name string) *fabric.Graph {
+	b.Helper()
+	if g, ok := benchOnce.Load(name); ok {
+		return g.(*fabric.Graph)
+	}
+	tp, err := benchMakers[name]()
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchOnce.Store(name, g)
+	return g
+}
+
+func benchEngine(b *testing.B, engine, fab string, k int) {
+	g := benchGraph(b, fab)
+	e, err := routing.Lookup(engine)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := e.Route(context.Background(), g, routing.Options{MaxVLs: k}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNue_FatTree3_k12(b *testing.B)    { benchEngine(b, "nue", "fattree12-3", 8) }
+func BenchmarkMinHop_FatTree3_k12(b *testing.B) { benchEngine(b, "minhop", "fattree12-3", 8) }
+func BenchmarkNue_Torus8x8x8(b *testing.B)      { benchEngine(b, "nue", "torus8x8x8", 8) }
+func BenchmarkMinHop_Torus8x8x8(b *testing.B)   { benchEngine(b, "minhop", "torus8x8x8", 8) }
+
+// The scale targets take tens of seconds per run: they only run when
+// asked for by name (make bench-nue), not in the default benchmark sweep.
+func BenchmarkNueScale_Clos3_r36(b *testing.B)       { benchEngine(b, "nue", "clos3-36", 8) }
+func BenchmarkNueScale_Dragonfly_p8(b *testing.B)    { benchEngine(b, "nue", "dragonfly8", 8) }
+func BenchmarkMinHopScale_Clos3_r36(b *testing.B)    { benchEngine(b, "minhop", "clos3-36", 8) }
+func BenchmarkMinHopScale_Dragonfly_p8(b *testing.B) { benchEngine(b, "minhop", "dragonfly8", 8) }
