@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -154,10 +155,15 @@ func (r *Report) String() string {
 // destination LID) pair is delivered without loops or dead ends, the VLs
 // used stay within the limit and what the routing claims, and the CDG over
 // virtual channels is acyclic. The returned report is complete either way;
-// the error is Report.Err() (nil when the routing is safe) or a shape
-// mismatch between r and g.
+// the error is Report.Err() (nil when the routing is safe), or, with a nil
+// report, a shape mismatch between r and g or tables no InfiniBand routing
+// holds (an SL beyond 15, an SL in use mapped to a VL beyond 15, SL or
+// SL2VL tables of the wrong size).
 func Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, error) {
 	if err := r.CheckShape(g); err != nil {
+		return nil, err
+	}
+	if err := checkTables(g, r); err != nil {
 		return nil, err
 	}
 	v := newVerifier(g, r, opt)
@@ -245,6 +251,51 @@ func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
 		}
 	}
 	return v
+}
+
+// vlField is the number of VLs the 4-bit VL field can name (VL15, for
+// subnet management, fails the VL limit rather than checkTables).
+const vlField = 16
+
+// checkTables rejects what no InfiniBand routing holds and the walks would
+// misread: an SL beyond 15 (per-port SL2VL lookups would index another
+// entry or past the table), an SL in use mapped to a VL beyond 15 (the VL
+// bookkeeping holds 32 VLs, so VL 32 and up would escape the VL limit),
+// and per-source SL or per-switch SL2VL tables of the wrong size.
+func checkTables(g *fabric.Graph, r *lft.Routing) error {
+	S, stride := g.NumSwitches(), len(r.SL.ByDest)
+	if r.SL.BySrc != nil && len(r.SL.BySrc) != S*stride {
+		return fmt.Errorf("cdg: per-source SL table has %d entries, want %d switches × %d LIDs", len(r.SL.BySrc), S, stride)
+	}
+	if r.SL2VL.Switch != nil && len(r.SL2VL.Switch) < S {
+		return fmt.Errorf("cdg: SL2VL tables for %d switches, fabric has %d", len(r.SL2VL.Switch), S)
+	}
+	for s, t := range r.SL2VL.Switch {
+		if t != nil && (t.NPorts < 0 || len(t.VL) != (t.NPorts+1)*(t.NPorts+1)*lft.NumSLs) {
+			return fmt.Errorf("cdg: SL2VL table of switch %d has %d entries for %d ports", s, len(t.VL), t.NPorts)
+		}
+	}
+	bad := func(sl uint8) bool { return sl >= lft.NumSLs }
+	if i := slices.IndexFunc(r.SL.ByDest, bad); i >= 0 {
+		return fmt.Errorf("cdg: SL %d for LID %d, expected 0..%d", r.SL.ByDest[i], i, lft.NumSLs-1)
+	}
+	if i := slices.IndexFunc(r.SL.BySrc, bad); i >= 0 {
+		return fmt.Errorf("cdg: SL %d from switch %d to LID %d, expected 0..%d", r.SL.BySrc[i], i/stride, i%stride, lft.NumSLs-1)
+	}
+	var pairs []uint32
+	for k, sl := range r.SL.Pair {
+		if bad(sl) {
+			pairs = append(pairs, k)
+		}
+	}
+	if len(pairs) > 0 {
+		k := slices.Min(pairs)
+		return fmt.Errorf("cdg: SL %d from LID %d to LID %d, expected 0..%d", r.SL.Pair[k], k>>16, k&0xFFFF, lft.NumSLs-1)
+	}
+	if vl := maxVL(r); vl >= vlField {
+		return fmt.Errorf("cdg: an SL in use maps to VL %d, expected 0..%d", vl, vlField-1)
+	}
+	return nil
 }
 
 // maxVL returns the highest VL any SL in use maps to on any port.
