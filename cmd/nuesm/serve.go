@@ -109,7 +109,11 @@ running multi-switch jobs change. HTTP (127.0.0.1:9716 by default):
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			opts := []sm.Option{sm.WithLogger(log), sm.WithDefaultFabric(defaults.Name, defaults.Dump())}
-			opts = append(opts, servePlugins(base)...)
+			plugins, err := servePlugins(base)
+			if err != nil {
+				return err
+			}
+			opts = append(opts, plugins...)
 			srv, err := sm.New(base, opts...)
 			if err != nil {
 				return err
