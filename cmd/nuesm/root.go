@@ -22,5 +22,16 @@ Examples:
 		SilenceErrors: true,
 	}
 	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd())
+	for _, mk := range subcommands {
+		root.AddCommand(mk())
+	}
 	return root
 }
+
+// subcommands are the commands that files of this package add through
+// register (reports and tools beside the main route/verify/serve flow), so
+// each lives in its own file without editing this one.
+var subcommands []func() *cobra.Command
+
+// register adds a command constructor; call it from an init function.
+func register(mk func() *cobra.Command) { subcommands = append(subcommands, mk) }
