@@ -2,6 +2,7 @@ package sar
 
 import (
 	"context"
+	"errors"
 
 	"github.com/nuesm/nuesm/dfsssp"
 	"github.com/nuesm/nuesm/fabric"
@@ -57,6 +58,13 @@ func (DFSSSPEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Opti
 	r, _, err := dfsssp.RouteDFSSSP(ctx, g, opt)
 	if r != nil {
 		r.Engine = "sar-dfsssp"
+	}
+	// Name the engine the admin chose in "needed N VLs", not the one inside.
+	var vle *routing.VLError
+	if errors.As(err, &vle) {
+		e := *vle
+		e.Engine = "sar-dfsssp"
+		err = &e
 	}
 	return r, err
 }

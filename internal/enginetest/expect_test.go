@@ -17,9 +17,6 @@ type engineContract struct {
 	// exactNeeded: a VLError's Needed is the exact VL count, the one the
 	// engine's tables use when the limit allows them.
 	exactNeeded bool
-	// vlErrorName is the Engine a VLError names, when not the engine's
-	// own name.
-	vlErrorName string
 }
 
 // contract lists every engine the suite knows. A new engine must be
@@ -38,9 +35,8 @@ var contract = map[string]engineContract{
 	"sssp":           {},
 	// By default DFSSSP stops where OpenSM stops and reports MaxVLs+1, a
 	// lower bound; its spare VLs spread the layers.
-	"dfsssp": {vlBounded: true, vlSensitive: true},
-	// sar-dfsssp passes dfsssp's VLError on unchanged (Engine "dfsssp").
-	"sar-dfsssp": {vlBounded: true, vlSensitive: true, vlErrorName: "dfsssp"},
+	"dfsssp":     {vlBounded: true, vlSensitive: true},
+	"sar-dfsssp": {vlBounded: true, vlSensitive: true},
 }
 
 // knownAnswer is an outcome known for one engine on one fabric at the
