@@ -53,7 +53,7 @@ const (
 )
 
 var reasonText = [...]string{"ok", "forwarding loop", "no route (LFT entry 0xFF)", "LFT port beyond the switch's port count",
-	"LFT port not cabled", "LFT port leads to a CA or router that is not the destination", "wrong port at the destination switch"}
+	"LFT port not cabled", "LFT port ends the path before the destination (port 0, or a CA or router port)", "wrong port at the destination switch"}
 
 // PairFailure is an example of an undelivered pair.
 type PairFailure struct {

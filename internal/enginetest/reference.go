@@ -52,7 +52,7 @@ func (r Reason) Text() string {
 	case Uncabled:
 		return "LFT port not cabled"
 	case WrongNode:
-		return "LFT port leads to a CA or router that is not the destination"
+		return "LFT port ends the path before the destination (port 0, or a CA or router port)"
 	case WrongPort:
 		return "wrong port at the destination switch"
 	}
