@@ -40,7 +40,7 @@ say ""
 say "## Speed: Nue vs our MinHop (go test -bench, same process)"
 say ""
 go test -run '^$' -bench '^Benchmark(Nue|MinHop)_' -benchtime 3x ./nue/ 2>/dev/null | tee "$work/bench.txt" | grep -E '^Benchmark' | sed 's/^/    /' | tee -a "$out"
-awk '/^BenchmarkNue_/ {split($1,a,"_"); n[a[2]"_"a[3]]=$3} /^BenchmarkMinHop_/ {split($1,a,"_"); m[a[2]"_"a[3]]=$3}
+awk '/^Benchmark(Nue|MinHop)_/ {name=$1; sub(/-[0-9]+$/, "", name); split(name,a,"_"); f=a[2]; for(i=3;i in a;i++) f=f"_"a[i]; if (a[1]=="BenchmarkNue") n[f]=$3; else m[f]=$3}
      END {for (f in n) if (f in m) printf "    %s: Nue / MinHop = %.2f\n", f, n[f]/m[f]}' "$work/bench.txt" | tee -a "$out"
 say ""
 say "## Scale: k = 8, wall time and peak RSS of nuesm route (route, verify, metrics, write)"
