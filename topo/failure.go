@@ -159,40 +159,65 @@ func InjectFailures(f *fabric.Fabric, spec FailureSpec) (*fabric.Fabric, []Failu
 	return out, fails, nil
 }
 
-// FailureYears models fail-in-place operation over years: each year a
-// further linkRate of the original switch-to-switch cables and switchRate
-// of the original switches fail, on top of the earlier years' failures,
-// and critical failures are repaired (FailureSpec.SkipCritical). After
-// year y, round(y·rate·n) of the n candidates have failed, so eight years
-// at 0.01 fail 8 % of them even on small fabrics where one year's 1 %
-// rounds to nothing.
-//
-// fabs[y-1] is the fabric after year y; fails[y-1] lists every failure up
-// to the end of year y in order, so fails[y-1] extends fails[y-2]. Each
-// year's fabric is independent (mutating one does not affect the others).
-// With the same arguments the result is the same.
+// FailureYears models fail-in-place operation over years (see FailInPlace)
+// and returns just the fabrics and the applied failures: fabs[y-1] is the
+// fabric after year y, fails[y-1] every failure up to the end of year y.
 func FailureYears(f *fabric.Fabric, linkRate, switchRate float64, years int, seed uint64) ([]*fabric.Fabric, [][]Failure, error) {
+	ys, err := FailInPlace(f, linkRate, switchRate, years, seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	fabs, fails := make([]*fabric.Fabric, len(ys)), make([][]Failure, len(ys))
+	for i, y := range ys {
+		fabs[i], fails[i] = y.Fabric, y.Failures
+	}
+	return fabs, fails, nil
+}
+
+// Year is the state of a fail-in-place fabric at the end of one year.
+type Year struct {
+	Fabric *fabric.Fabric
+	// Failures lists every applied (non-critical) failure up to the end of
+	// the year, in order; it extends the previous year's list.
+	Failures []Failure
+	// Repaired lists every critical failure drawn up to the end of the
+	// year (Critical set, LostCAs the CAs it would have cut off): fail-in-
+	// place repairs those, so they are not in Fabric.
+	Repaired []Failure
+}
+
+// FailInPlace models fail-in-place operation over years: each year a
+// further linkRate of the original switch-to-switch cables and switchRate
+// of the original switches fail, on top of the earlier years' failures;
+// critical failures (ones that would disconnect a CA pair) are repaired
+// (FailureSpec.SkipCritical) and recorded in Year.Repaired. After year y,
+// round(y·rate·n) of the n candidates have failed, so eight years at 0.01
+// fail 8 % of them even on small fabrics where one year's 1 % rounds to
+// nothing.
+//
+// Each year's fabric is independent (mutating one does not affect the
+// others). With the same arguments the result is the same.
+func FailInPlace(f *fabric.Fabric, linkRate, switchRate float64, years int, seed uint64) ([]Year, error) {
 	if years < 1 {
-		return nil, nil, fmt.Errorf("topo: failure years: %d years, expected >= 1: %w", years, ErrFailureSpec)
+		return nil, fmt.Errorf("topo: failure years: %d years, expected >= 1: %w", years, ErrFailureSpec)
 	}
 	for _, x := range [...]struct {
 		name string
 		rate float64
 	}{{"link", linkRate}, {"switch", switchRate}} {
 		if !(x.rate >= 0 && x.rate*float64(years) <= 1) {
-			return nil, nil, fmt.Errorf("topo: failure years: %s rate %v over %d years, expected 0 <= rate and rate·years <= 1: %w",
+			return nil, fmt.Errorf("topo: failure years: %s rate %v over %d years, expected 0 <= rate and rate·years <= 1: %w",
 				x.name, x.rate, years, ErrFailureSpec)
 		}
 	}
 	inj, err := newInjector(f, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	r := rand.New(rand.NewPCG(seed, pcgStream))
 	inj.shuffle(r)
 	var (
-		fabs   []*fabric.Fabric
-		fails  [][]Failure
+		out    []Year
 		all    []Failure
 		nl, ns int
 	)
@@ -201,18 +226,17 @@ func FailureYears(f *fabric.Fabric, linkRate, switchRate float64, years int, see
 		ts := int(math.Round(float64(y) * switchRate * float64(len(inj.switchPool))))
 		got, err := inj.draw(r, tl-nl, ts-ns, true)
 		if err != nil {
-			return nil, nil, fmt.Errorf("topo: failure years: year %d: %w", y, err)
+			return nil, fmt.Errorf("topo: failure years: year %d: %w", y, err)
 		}
 		nl, ns = tl, ts
 		all = append(all, got...)
-		out, err := inj.fabric(fmt.Sprintf(" nuesm topo: fail-in-place year %d of %d: %d link and %d switch failures (seed %d)", y, years, nl, ns, seed))
+		fab, err := inj.fabric(fmt.Sprintf(" nuesm topo: fail-in-place year %d of %d: %d link and %d switch failures (seed %d)", y, years, nl, ns, seed))
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		fabs = append(fabs, out)
-		fails = append(fails, append([]Failure(nil), all...))
+		out = append(out, Year{Fabric: fab, Failures: append([]Failure(nil), all...), Repaired: append([]Failure(nil), inj.repaired...)})
 	}
-	return fabs, fails, nil
+	return out, nil
 }
 
 // pcgStream is the second PCG word; the seed is the first.
@@ -274,16 +298,17 @@ func (inj *injector) next(k FailureKind, skip bool) (Failure, error) {
 			inj.nextSwitch++
 		}
 		critical, lost, after := inj.evaluate(x)
-		if critical && skip {
-			// Repaired. Every later state of a fail-in-place run connects
-			// the same CA pairs, so this candidate stays critical for good.
-			continue
-		}
-		inj.apply(x, critical, after)
 		fl := Failure{Kind: k, Link: fabric.Link{A: fabric.NoPeer, B: fabric.NoPeer}, Switch: x.sw, Critical: critical, LostCAs: lost}
 		if x.cable >= 0 {
 			fl.Link = inj.cables[x.cable]
 		}
+		if critical && skip {
+			// Repaired. Every later state of a fail-in-place run connects
+			// the same CA pairs, so this candidate stays critical for good.
+			inj.repaired = append(inj.repaired, fl)
+			continue
+		}
+		inj.apply(x, critical, after)
 		return fl, nil
 	}
 }

@@ -454,3 +454,55 @@ func BenchmarkFailureYears(b *testing.B) {
 		}
 	}
 }
+
+// TestFailInPlaceRepaired: every critical pick of a fail-in-place run is
+// recorded as repaired, with the CAs it would have cut off, and is absent
+// from the fabric's failures; the records grow year by year.
+func TestFailInPlaceRepaired(t *testing.T) {
+	f := fiTwoLevel(t, 8, 16, 2) // leaves 8..23 hold the hosts: failing one is critical
+	ys, err := FailInPlace(f, 0.02, 0.04, 6, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := 0
+	for y, yr := range ys {
+		applied := map[fabric.NodeID]bool{}
+		for _, fl := range yr.Failures {
+			if fl.Kind == SwitchFailure {
+				applied[fl.Switch] = true
+			}
+		}
+		if len(yr.Repaired) < prev {
+			t.Fatalf("year %d: %d repaired, fewer than the year before (%d)", y+1, len(yr.Repaired), prev)
+		}
+		prev = len(yr.Repaired)
+		for _, fl := range yr.Repaired {
+			if !fl.Critical || fl.LostCAs.IsEmpty() {
+				t.Fatalf("year %d: repaired failure %+v is not critical or loses no CA", y+1, fl)
+			}
+			if fl.Kind == SwitchFailure {
+				if fl.Switch < 8 {
+					t.Fatalf("year %d: spine %d recorded as critical", y+1, fl.Switch)
+				}
+				if applied[fl.Switch] {
+					t.Fatalf("year %d: repaired switch %d also applied", y+1, fl.Switch)
+				}
+				if n := int(fl.LostCAs.GetCardinality()); n != 2 {
+					t.Fatalf("year %d: leaf %d would cut off %d CAs, want its 2", y+1, fl.Switch, n)
+				}
+			}
+		}
+	}
+	if prev == 0 {
+		t.Fatal("no critical failure drawn: with 4 % of switches a year over 6 years some leaf must be picked")
+	}
+	fabs, fails, err := FailureYears(f, 0.02, 0.04, 6, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y := range ys {
+		if len(fabs[y].Links()) != len(ys[y].Fabric.Links()) || !fiSame(fails[y], ys[y].Failures) {
+			t.Fatalf("year %d: FailureYears and FailInPlace differ", y+1)
+		}
+	}
+}

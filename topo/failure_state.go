@@ -32,6 +32,7 @@ type injector struct {
 	nextLink, nextSwitch int             // next untried pool entries
 	doneLinks            int             // failures applied so far
 	doneSwitches         int
+	repaired             []Failure // critical picks repaired (skip mode), in order
 
 	cableDead, nodeDead []bool
 
