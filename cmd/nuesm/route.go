@@ -19,6 +19,7 @@ import (
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/sar"
 )
 
 type routeFlags struct {
@@ -31,6 +32,9 @@ type routeFlags struct {
 	useDefault bool
 	stats      bool
 	quiet      bool
+	jobs       string
+	slurm      bool
+	hostMap    string
 }
 
 func newRouteCmd() *cobra.Command {
@@ -43,11 +47,23 @@ first routing the verifier accepts (every connected pair delivered, no loops,
 VLs within the limit, acyclic channel dependency graph per VL) is written to
 DIR: opensm-lfts.dump (for opensm -R file -U), nuesm.sl (SL of every path),
 opensm-sl2vl.dump, qos-policy.conf (when SLs depend on the destination only)
-and summary.json. Engines: ` + strings.Join(routing.Names(), ", ") + `.`,
+and summary.json. Engines: ` + strings.Join(routing.Names(), ", ") + `.
+
+With --jobs FILE or --slurm the running jobs are known: sar-nue and
+sar-dfsssp route for them (other engines ignore them) and the summary adds
+SAR's metrics: effective EFI per job and over all jobs, and the dark-fiber
+percentage. A jobs file holds one job a line, a job id and its hosts as a
+SLURM hostlist expression ("1234 node[0001-0004,0017]"; '#' comments);
+hosts are the first word of CA node descriptions ("node0001 HCA-1"), or
+as --host-map says. --slurm asks squeue for the running jobs and keeps
+those on two or more switches, 10 minutes or longer, not in a debug
+partition.`,
 		Example: `  nuesm route fabric.topo --engine nue --vls 8 -o out/
   nuesm route --default --engine nue,dfsssp,updn -o out/
   nuesm route torus.topo --engine dor --vls 2 -o out/
-  nuesm route fabric.topo --engine nue --param partition=locality --stats -o out/`,
+  nuesm route fabric.topo --engine nue --param partition=locality --stats -o out/
+  nuesm route fabric.topo --engine sar-nue --jobs jobs.txt -o out/
+  nuesm route fabric.topo --engine sar-dfsssp --slurm --host-map hosts.map -o out/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRoute(cmd, args, rf)
@@ -63,6 +79,9 @@ and summary.json. Engines: ` + strings.Join(routing.Names(), ", ") + `.`,
 	fl.BoolVar(&rf.useDefault, "default", false, "route the embedded default fabric")
 	fl.BoolVar(&rf.stats, "stats", false, "print per-layer statistics (nue)")
 	fl.BoolVarP(&rf.quiet, "quiet", "q", false, "no progress output")
+	fl.StringVar(&rf.jobs, "jobs", "", "running jobs for SAR: a file of \"jobid hostlist\" lines")
+	fl.BoolVar(&rf.slurm, "slurm", false, "running jobs for SAR: ask squeue")
+	fl.StringVar(&rf.hostMap, "host-map", "", "file overriding the host -> CA mapping (with --jobs or --slurm)")
 	_ = c.MarkFlagRequired("output")
 	return c
 }
@@ -90,6 +109,7 @@ type routeSummary struct {
 	Switches    int               `json:"switches"`
 	Terminals   int               `json:"terminals"`
 	Params      map[string]string `json:"params,omitempty"`
+	SAR         *sarSummary       `json:"sar,omitempty"`
 }
 
 type attemptJSON struct {
@@ -115,7 +135,11 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 		}
 		params[k] = v
 	}
-	opt := routing.Options{MaxVLs: rf.vls, Seed: rf.seed, Root: rf.root}
+	jobs, err := routeJobs(cmd.Context(), stderr, g, rf.jobs, rf.slurm, rf.hostMap)
+	if err != nil {
+		return err
+	}
+	opt := routing.Options{MaxVLs: rf.vls, Seed: rf.seed, Root: rf.root, Jobs: jobs}
 	if len(params) > 0 {
 		opt.Params = params
 	}
@@ -148,6 +172,12 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	if err != nil {
 		return err
 	}
+	var sarM *sar.Metrics
+	if rf.jobs != "" || rf.slurm {
+		if sarM, err = sar.Measure(g, r, jobs); err != nil {
+			return err
+		}
+	}
 	files, err := writeTables(rf.out, g, r)
 	if err != nil {
 		return err
@@ -158,6 +188,9 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 		MinHops: m.MinHops, AvgHops: m.AvgHops, MaxHops: m.MaxHops, MaxEFI: m.MaxEFI, AvgEFI: m.AvgEFI,
 		LFTEntries: m.LFTEntries, VLPairs: m.VLPairs, Files: files, NueLayers: layers,
 		Switches: g.NumSwitches(), Terminals: len(g.Terms), Params: params,
+	}
+	if sarM != nil {
+		sum.SAR = newSARSummary(sarM)
 	}
 	for _, a := range attempts {
 		aj := attemptJSON{Engine: a.Engine}
@@ -180,6 +213,9 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	tw.Flush()
 	if len(layers) > 0 {
 		printLayers(out, layers)
+	}
+	if sarM != nil {
+		printSAR(out, sarM)
 	}
 	fmt.Fprintf(out, "tables written to %s\n", rf.out)
 	return nil
