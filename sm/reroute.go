@@ -124,17 +124,27 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 			defer cancel()
 			j, js, err := s.jobs.Jobs(jctx, g)
 			if err != nil {
-				// Route without job knowledge rather than not at all: the
-				// fabric may have changed, and tables must follow it.
 				s.metrics.slurmErrors.Inc()
 				s.setStatus(func(st *Status) { st.SLURM = "error: " + err.Error() })
-				s.log.Warn("SLURM unavailable; routing without job information", "err", err)
+				// An outage says nothing about the jobs: on the same fabric
+				// keep the last jobs SLURM gave (so the published SAR
+				// tables stay); on a changed fabric their terminals may
+				// mean other hosts, so route without jobs rather than not
+				// at all: the tables must follow the fabric.
+				if s.goodJobsHash == hash {
+					jobs, jobStatus = s.goodJobs, s.goodJobStatus
+					s.log.Warn("SLURM unavailable; keeping the last known jobs", "jobs", len(jobs), "err", err)
+				} else {
+					jobStatus = []JobStatus{} // routed without jobs: status says so
+					s.log.Warn("SLURM unavailable; routing without job information", "err", err)
+				}
 				return err
 			}
 			jobs, jobStatus = j, js
 			if jobStatus == nil {
 				jobStatus = []JobStatus{}
 			}
+			s.goodJobs, s.goodJobStatus, s.goodJobsHash = jobs, jobStatus, hash
 			s.setStatus(func(st *Status) { st.SLURM = "ok" })
 			return nil
 		})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/routing"
 )
 
 // Status is GET /status: the published generation and the daemon's state.
@@ -73,11 +74,16 @@ type Server struct {
 	started time.Time
 
 	// owned by the Run goroutine
-	lastJobs   string        // job-set fingerprint of the last reroute
-	lastGraph  *fabric.Graph // fabric of the last reroute (for job polls)
-	fabricSeen fileStamp
-	mu         sync.Mutex // guards httpAddr
-	httpAddr   string
+	lastJobs string // job-set fingerprint of the last reroute
+	// The last jobs SLURM answered with, and the hash of the fabric text
+	// they were mapped on: kept through SLURM outages.
+	goodJobs      []routing.Job
+	goodJobStatus []JobStatus
+	goodJobsHash  string
+	lastGraph     *fabric.Graph // fabric of the last reroute (for job polls)
+	fabricSeen    fileStamp
+	mu            sync.Mutex // guards httpAddr
+	httpAddr      string
 }
 
 // New validates the configuration, cleans up after a crashed publish and
