@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+)
+
+func init() { register(newDiffCmd) }
+
+// tablePairFlags say where the fabric of two table sets comes from.
+type tablePairFlags struct {
+	fabric     string
+	useDefault bool
+}
+
+const tablesHelp = `OLD and NEW are table sets of the same fabric: a directory written by
+"nuesm route -o" or published by "nuesm serve" (opensm-lfts.dump, and
+nuesm.sl and opensm-sl2vl.dump when present), or an LFT dump file
+(opensm-lfts.dump, ibroute or dump_lfts output; nuesm.sl and
+opensm-sl2vl.dump beside it are read when present). Without SL files every
+path uses SL 0. The fabric is --fabric, else NEW/fabric.topo (serve
+publishes it), else the embedded default with --default. Both sets are read
+against that fabric, the fabric as it is now: OLD entries over failed links
+are dead, and tables of switches it no longer has are ignored.`
+
+func (tf *tablePairFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&tf.fabric, "fabric", "", "fabric dump the tables are for (default NEW/fabric.topo)")
+	c.Flags().BoolVar(&tf.useDefault, "default", false, "the tables are for the embedded default fabric")
+}
+
+// load reads the fabric and the two table sets.
+func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Graph, *lft.Routing, *lft.Routing, error) {
+	var fabricArgs []string
+	switch {
+	case tf.fabric != "":
+		fabricArgs = []string{tf.fabric}
+	case !tf.useDefault:
+		p := filepath.Join(newArg, "fabric.topo")
+		if _, err := os.Stat(p); err != nil {
+			return nil, nil, nil, fmt.Errorf("no fabric: give --fabric FILE or --default (NEW has no fabric.topo)")
+		}
+		fabricArgs = []string{p}
+	}
+	_, g, err := loadGraph(w, fabricArgs, tf.useDefault)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	old, err := readTableSet(oldArg, g, true)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("OLD: %w", err)
+	}
+	new, err := readTableSet(newArg, g, false)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("NEW: %w", err)
+	}
+	return g, old, new, nil
+}
+
+// readTableSet reads a directory or dump file (see tablesHelp). Old tables
+// may name switches the fabric lost and miss switches it gained.
+func readTableSet(path string, g *fabric.Graph, lenient bool) (*lft.Routing, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	dump, dir := path, filepath.Dir(path)
+	if st.IsDir() {
+		dump, dir = filepath.Join(path, "opensm-lfts.dump"), path
+	}
+	f, err := os.Open(dump)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := lft.ReadLFTs(f, dump, g, lft.ReadOptions{SkipUnknownSwitches: lenient, AllowMissingSwitches: lenient})
+	if err != nil {
+		return nil, err
+	}
+	if p := filepath.Join(dir, "nuesm.sl"); exists(p) {
+		sl, n, err := lft.ReadSLFile(p, g)
+		if err != nil {
+			return nil, err
+		}
+		r.SL, r.NumVLs = sl, n
+	}
+	if p := filepath.Join(dir, "opensm-sl2vl.dump"); exists(p) {
+		m, err := lft.ReadOpenSMSL2VLFile(p, g)
+		if err != nil {
+			return nil, err
+		}
+		r.SL2VL = m
+	}
+	r.Engine = path
+	return r, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+func newDiffCmd() *cobra.Command {
+	var (
+		tf       tablePairFlags
+		asJSON   bool
+		entries  int
+		switches int
+	)
+	c := &cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "Compare two table sets: changed LFT entries and blocks, SLs, SL2VL",
+		Long: `Compare two table sets of one fabric: per switch the LFT entries that change
+and the 64-entry blocks a subnet manager has to write, path SL changes per
+destination, SL2VL changes, and a summary. --json prints the same as JSON.
+
+` + tablesHelp,
+		Example: `  nuesm diff out/serve/previous out/serve/current
+  nuesm diff --fabric now.topo before/opensm-lfts.dump after/ --json`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			g, old, new, err := tf.load(cmd.ErrOrStderr(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			d, err := lft.Diff(g, old, new)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(d.Report(g, entries))
+			}
+			if d.Empty() {
+				fmt.Fprintln(out, "no changes")
+				return nil
+			}
+			return d.Report(g, entries).WriteText(out, switches)
+		},
+	}
+	tf.add(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().IntVar(&entries, "entries", 8, "changed entries listed per switch (-1 = all)")
+	c.Flags().IntVar(&switches, "switches", 20, "switches listed (-1 = all)")
+	return c
+}

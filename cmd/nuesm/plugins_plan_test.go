@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/plan"
+	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/sm"
+	"github.com/nuesm/nuesm/topo"
+)
+
+// planFile is the part of plan.json the tests read.
+type planFile struct {
+	Note    string
+	Metrics struct {
+		Steps      int `json:"steps"`
+		WriteSteps int `json:"write_steps"`
+		Writes     int `json:"lft_writes"`
+		LostPairs  int `json:"lost_pairs"`
+	}
+	Steps []struct {
+		Kind string
+		LFT  []struct{ Entries [][3]int }
+	}
+	Verify *struct {
+		Safe bool
+	}
+}
+
+func readPlan(t *testing.T, path string) planFile {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p planFile
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, b)
+	}
+	return p
+}
+
+func writeDump(t *testing.T, path string, f *fabric.Fabric) {
+	t.Helper()
+	if err := ibnetdiscover.WriteFile(path+".tmp", f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The daemon with the planner publishes plan.json with every reroute: the
+// initial plan first, then, after a cable fails and the tables change, a
+// verified plan whose writes are exactly the entries that changed.
+func TestServePublishesPlan(t *testing.T) {
+	dir := t.TempDir()
+	fab, out := filepath.Join(dir, "fabric.topo"), filepath.Join(dir, "out")
+	tp, err := topo.FatTree(4, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeDump(t, fab, tp.Fabric)
+	cfg := sm.Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 4, Listen: "127.0.0.1:0"}
+	cfg.FabricPoll.Duration = 50 * time.Millisecond
+	opts, err := planPlugin(cfg)
+	if err != nil || len(opts) != 1 {
+		t.Fatalf("plan plugin: %v, %d options", err, len(opts))
+	}
+	s, err := sm.New(cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	waitGen := func(gen int) sm.Status {
+		deadline := time.Now().Add(60 * time.Second)
+		for time.Now().Before(deadline) {
+			if st := s.Status(); st.Published != nil && st.Published.Generation >= gen {
+				return st
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("timeout waiting for generation %d; status %+v", gen, s.Status())
+		return sm.Status{}
+	}
+	cur := filepath.Join(out, "current")
+
+	st := waitGen(1)
+	p1 := readPlan(t, filepath.Join(cur, "plan.json"))
+	if !strings.Contains(p1.Note, "initial") || p1.Verify == nil || !p1.Verify.Safe || p1.Metrics.Writes == 0 {
+		t.Fatalf("initial plan: %+v", p1)
+	}
+	if st.Published.Plan == nil || !st.Published.Plan.Verified {
+		t.Fatalf("status plan summary: %+v", st.Published.Plan)
+	}
+	prev := filepath.Join(dir, "prev")
+	if err := os.MkdirAll(prev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"opensm-lfts.dump", "nuesm.sl", "opensm-sl2vl.dump"} {
+		copyFile(t, filepath.Join(cur, f), filepath.Join(prev, f))
+	}
+
+	// A cable fails: the dump is replaced, the daemon reroutes.
+	failed, _, err := topo.InjectFailures(tp.Fabric, topo.FailureSpec{Links: 2, Seed: 5, SkipCritical: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeDump(t, fab, failed)
+	st = waitGen(2)
+	p2 := readPlan(t, filepath.Join(cur, "plan.json"))
+	writes := 0
+	for _, s := range p2.Steps {
+		for _, sw := range s.LFT {
+			writes += len(sw.Entries)
+		}
+	}
+	if p2.Verify == nil || !p2.Verify.Safe || p2.Metrics.WriteSteps == 0 || writes != p2.Metrics.Writes || strings.Contains(p2.Note, "initial") {
+		t.Fatalf("reroute plan: %+v (%d writes listed)", p2, writes)
+	}
+	sum := st.Published.Plan
+	if sum == nil || !sum.Verified || sum.Steps != p2.Metrics.Steps || sum.Writes != writes {
+		t.Fatalf("status plan summary %+v, plan.json %+v", sum, p2.Metrics)
+	}
+	// Its writes are exactly the changed entries of the old tables (read
+	// on the fabric as it is now) against the new ones.
+	g, err := fabric.Compile(failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := readTableSet(prev, g, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	new, err := readTableSet(cur, g, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := lft.Diff(g, old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := d.Summary().Entries; n != writes || n == 0 {
+		t.Fatalf("plan writes %d entries, the tables differ in %d", writes, n)
+	}
+	// And the CLI proves the same switch-over from the published files.
+	outText, _, err := run(t, "plan", prev, cur, "--verify")
+	if err != nil || !strings.Contains(outText, "SAFE") {
+		t.Fatalf("nuesm plan on the published generations: %v\n%s", err, outText)
+	}
+}
+
+// Old tables that are unsafe on their own (MinHop on a ring has a
+// dependency cycle) admit no live plan: the planner falls back to the full
+// drain, says so, and does not fail the reroute.
+func TestPlannerFallsBackToDrain(t *testing.T) {
+	tp, err := topo.Ring(5, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := func(engine string) *lft.Routing {
+		e, err := routing.Lookup(engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.Route(context.Background(), g, routing.Options{MaxVLs: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	old, new := route("minhop"), route("updn")
+	res, err := planner{opt: plan.Options{MaxVLs: 1}}.Plan(context.Background(), g, old, new)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Summary.Note, "full drain") || res.Summary.DrainPhases != 1 {
+		t.Fatalf("fallback: %+v", res.Summary)
+	}
+	var b strings.Builder
+	if err := res.Write(&b); err != nil || !strings.Contains(b.String(), `"kind": "pause"`) {
+		t.Fatalf("plan.json: %v\n%s", err, b.String())
+	}
+}

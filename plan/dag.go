@@ -1,0 +1,252 @@
+package plan
+
+import (
+	"errors"
+	"slices"
+	"sort"
+)
+
+// dag is a channel dependency graph over an edge space that stays
+// acyclic: every edge id has a multiplicity (how many destinations create
+// the dependency), and a topological order of the virtual channels is
+// kept up to date as edges appear, with the dynamic topological sort of
+// Pearce and Kelly ("A dynamic topological sort algorithm for directed
+// acyclic graphs", ACM J. Exp. Algorithmics 11, 2006): inserting u -> v
+// against the order searches forward from v and backward from u only
+// among the vertices ordered between them, finds a cycle when the forward
+// search meets u, and otherwise reorders just the vertices it visited.
+// Removing an edge never invalidates an order. Adjacency is implicit (the
+// turns of the fabric), so memory is one counter per edge id and two ints
+// per vertex. Not safe for concurrent use.
+type dag struct {
+	es    *edgeSpace
+	cnt   []uint16
+	ord   []int32 // vertex -> position
+	at    []int32 // position -> vertex
+	mark  []uint32
+	stamp uint32
+	fwd   []int32
+	bwd   []int32
+	stack []int32
+	pool  []int32
+	par   []int32 // forward search: vertex -> the vertex it was reached from
+	// cycle holds, after insert failed, the cycle the edge would close
+	// (vertex ids, the rejected edge's head first).
+	cycle []int32
+}
+
+var errCyclic = errors.New("plan: dependency graph is cyclic")
+
+func newDAG(es *edgeSpace) *dag {
+	n := es.numVertices()
+	return &dag{es: es, cnt: make([]uint16, es.size()), ord: make([]int32, n), at: make([]int32, n),
+		mark: make([]uint32, n), par: make([]int32, n)}
+}
+
+// endpoints decodes an edge id into its two vertices.
+func (d *dag) endpoints(e int64) (int32, int32) {
+	es, g, V := d.es, d.es.g, int64(d.es.V)
+	t, vl1, vl2 := e/V, e%V, e%V
+	if es.cross {
+		t, vl1, vl2 = e/(V*V), (e/V)%V, e%V
+	}
+	c := int32(sort.Search(g.NumChannels(), func(i int) bool { return es.tbase[i+1] > t }))
+	c2 := g.Off[g.Head[c]] + int32(t-es.tbase[c])
+	return c*int32(V) + int32(vl1), c2*int32(V) + int32(vl2)
+}
+
+// succ calls fn for every successor of vertex v present in the graph.
+func (d *dag) succ(v int32, fn func(w int32) bool) bool {
+	es, g, V := d.es, d.es.g, int32(d.es.V)
+	c, vl := v/V, v%V
+	h := g.Head[c]
+	for k := int32(0); k < int32(g.Degree(h)); k++ {
+		c2, t := g.Off[h]+k, es.tbase[c]+int64(k)
+		if !es.cross {
+			if d.cnt[es.turnEdge(t, int(vl), int(vl))] > 0 && !fn(c2*V+vl) {
+				return false
+			}
+			continue
+		}
+		for vl2 := int32(0); vl2 < V; vl2++ {
+			if d.cnt[es.turnEdge(t, int(vl), int(vl2))] > 0 && !fn(c2*V+vl2) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pred calls fn for every predecessor of vertex v present in the graph.
+func (d *dag) pred(v int32, fn func(u int32)) {
+	es, g, V := d.es, d.es.g, int32(d.es.V)
+	c2, vl2 := v/V, v%V
+	x := g.Tail[c2]
+	k2 := int64(c2 - g.Off[x])
+	for k := int32(0); k < int32(g.Degree(x)); k++ {
+		c0 := g.Rev[g.Off[x]+k] // enters x
+		t := es.tbase[c0] + k2
+		if !es.cross {
+			if d.cnt[es.turnEdge(t, int(vl2), int(vl2))] > 0 {
+				fn(c0*V + vl2)
+			}
+			continue
+		}
+		for vl1 := int32(0); vl1 < V; vl1++ {
+			if d.cnt[es.turnEdge(t, int(vl1), int(vl2))] > 0 {
+				fn(c0*V + vl1)
+			}
+		}
+	}
+}
+
+// order computes a topological order of the current edges (Kahn), or
+// errCyclic.
+func (d *dag) order() error {
+	n := int32(len(d.ord))
+	indeg := make([]int32, n)
+	for v := int32(0); v < n; v++ {
+		d.succ(v, func(w int32) bool { indeg[w]++; return true })
+	}
+	q := d.at[:0]
+	for v := int32(0); v < n; v++ {
+		if indeg[v] == 0 {
+			q = append(q, v)
+		}
+	}
+	for i := 0; i < len(q); i++ {
+		d.succ(q[i], func(w int32) bool {
+			if indeg[w]--; indeg[w] == 0 {
+				q = append(q, w)
+			}
+			return true
+		})
+	}
+	if int32(len(q)) != n {
+		return errCyclic
+	}
+	for i, v := range q {
+		d.ord[v] = int32(i)
+	}
+	return nil
+}
+
+func (d *dag) next() uint32 {
+	d.stamp++
+	if d.stamp == 0 {
+		clear(d.mark)
+		d.stamp = 1
+	}
+	return d.stamp
+}
+
+// insert adds one occurrence of edge e and reports true, or reports false
+// and leaves the graph unchanged when e would close a cycle.
+func (d *dag) insert(e int64) bool {
+	if d.cnt[e] > 0 {
+		d.cnt[e]++
+		return true
+	}
+	x, y := d.endpoints(e)
+	lb, ub := d.ord[y], d.ord[x]
+	if lb > ub {
+		d.cnt[e] = 1
+		return true
+	}
+	// Forward from y among vertices ordered before x.
+	sf := d.next()
+	d.fwd, d.stack = d.fwd[:0], append(d.stack[:0], y)
+	d.mark[y] = sf
+	for len(d.stack) > 0 {
+		v := d.stack[len(d.stack)-1]
+		d.stack = d.stack[:len(d.stack)-1]
+		d.fwd = append(d.fwd, v)
+		if !d.succ(v, func(w int32) bool {
+			if w == x {
+				return false
+			}
+			if d.mark[w] != sf && d.ord[w] < ub {
+				d.mark[w] = sf
+				d.par[w] = v
+				d.stack = append(d.stack, w)
+			}
+			return true
+		}) {
+			// y ⇝ v -> x, and the new edge x -> y.
+			d.cycle = d.cycle[:0]
+			for u := v; u != y; u = d.par[u] {
+				d.cycle = append(d.cycle, u)
+			}
+			d.cycle = append(d.cycle, y)
+			slices.Reverse(d.cycle)
+			d.cycle = append(d.cycle, x)
+			return false
+		}
+	}
+	// Backward from x among vertices ordered after y.
+	sb := d.next()
+	d.bwd, d.stack = d.bwd[:0], append(d.stack[:0], x)
+	d.mark[x] = sb
+	for len(d.stack) > 0 {
+		v := d.stack[len(d.stack)-1]
+		d.stack = d.stack[:len(d.stack)-1]
+		d.bwd = append(d.bwd, v)
+		d.pred(v, func(u int32) {
+			if d.mark[u] != sb && d.ord[u] > lb {
+				d.mark[u] = sb
+				d.stack = append(d.stack, u)
+			}
+		})
+	}
+	// Reorder: the backward set, then the forward set, into the positions
+	// they held, each keeping its relative order.
+	byOrd := func(s []int32) { sort.Slice(s, func(i, j int) bool { return d.ord[s[i]] < d.ord[s[j]] }) }
+	byOrd(d.fwd)
+	byOrd(d.bwd)
+	d.pool = d.pool[:0]
+	for _, v := range d.bwd {
+		d.pool = append(d.pool, d.ord[v])
+	}
+	for _, v := range d.fwd {
+		d.pool = append(d.pool, d.ord[v])
+	}
+	sort.Slice(d.pool, func(i, j int) bool { return d.pool[i] < d.pool[j] })
+	i := 0
+	for _, v := range d.bwd {
+		d.ord[v] = d.pool[i]
+		i++
+	}
+	for _, v := range d.fwd {
+		d.ord[v] = d.pool[i]
+		i++
+	}
+	d.cnt[e] = 1
+	return true
+}
+
+// remove drops one occurrence of edge e.
+func (d *dag) remove(e int64) { d.cnt[e]-- }
+
+// replace swaps one destination's dependencies: one occurrence of every
+// edge of out removed, of every edge of in added. When in closes a cycle
+// it restores the graph and returns false.
+func (d *dag) replace(out, in []int64) bool {
+	for _, e := range out {
+		d.remove(e)
+	}
+	for i, e := range in {
+		if d.insert(e) {
+			continue
+		}
+		for _, f := range in[:i] {
+			d.remove(f)
+		}
+		for _, f := range out {
+			if !d.insert(f) {
+				panic("plan: restoring an acyclic dependency graph closed a cycle")
+			}
+		}
+		return false
+	}
+	return true
+}

@@ -1,0 +1,257 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The live plan's three epochs, separated by barriers: E1 while sources
+// switch to their transition SLs (old paths, old or transition SL), E2
+// while the ordered LFT writes land (old-prefix/new-suffix paths on the
+// transition SL), E3 while sources switch to the new SLs (new paths,
+// transition or new SL). A destination's dependencies in each epoch are
+// its contribution; a drained (or not yet placed) destination contributes
+// its old dependencies to all three, so the graphs start as the old CDG,
+// which is acyclic, and every accepted upgrade keeps all three acyclic.
+const numEpochs = 3
+
+// greedy places the destinations with changed pairs one at a time, in LID
+// order, each on the cheapest strategy that keeps the three epoch
+// dependency graphs acyclic, or drained when none does.
+//
+// The drain phase opens before the live epochs (assemble, drainFirst): the
+// changed pairs of drained destinations are paused throughout, so a
+// destination not yet placed, or drained, contributes only the
+// dependencies of its unchanged pairs (their paths are the same in every
+// state). Live destinations then never meet the old paths of drained ones,
+// which would otherwise rule out most moves whose new paths close a cycle
+// with some old path; the price is a longer pause for the drained pairs.
+func (b *builder) greedy(ctx context.Context) error {
+	b.drainFirst = true
+	es := b.w.es
+	var dags [numEpochs]*dag
+	for e := range dags {
+		dags[e] = newDAG(es)
+	}
+	// The old dependencies of every destination (of the unchanged pairs
+	// only for those that may move), in batches.
+	oldC := make([][]int64, len(b.infos))
+	wks := make([]*walker, b.opt.Workers)
+	tls := make([]*destTL, b.opt.Workers)
+	bufs := make([][]int64, b.opt.Workers)
+	const batch = 256
+	for lo := 0; lo < len(b.infos); lo += batch {
+		hi := min(lo+batch, len(b.infos))
+		part := make([][]int64, hi-lo)
+		if err := forEach(ctx, hi-lo, b.opt.Workers, func(w, i int) {
+			if wks[w] == nil {
+				wks[w], tls[w] = newWalker(b.w), newDestTL(b.g.NumSwitches())
+			}
+			in := &b.infos[lo+i]
+			t := tls[w]
+			t.reset(b.w, int(in.d))
+			t.addSeeds(b.w, in.perTerm, false, nil)
+			if b.strat[lo+i] == InPlace {
+				keepUnchanged(t, in.changedSrc)
+			}
+			part[i] = b.collect(wks[w], t, 1, 1, &bufs[w])
+		}); err != nil {
+			return err
+		}
+		for i, c := range part {
+			for _, e := range c {
+				for k := range dags {
+					dags[k].cnt[e]++
+				}
+			}
+			if b.strat[lo+i] == InPlace {
+				oldC[lo+i] = c
+			}
+		}
+	}
+	for _, d := range dags {
+		if err := d.order(); err != nil {
+			return fmt.Errorf("plan: old tables: %w: the dependency graph has a cycle", ErrUnsafeTables)
+		}
+	}
+	wk, t := newWalker(b.w), newDestTL(b.g.NumSwitches())
+	var cand [numEpochs][]int64
+	var buf []int64
+	for i := range b.infos {
+		if b.strat[i] != InPlace {
+			continue
+		}
+		if i%64 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		in := &b.infos[i]
+		placed := false
+		var why string
+		for _, c := range b.candidates(in) {
+			if !b.contrib(wk, t, in, c, &cand, &buf) {
+				continue
+			}
+			ok := true
+			for e := 0; e < numEpochs && ok; e++ {
+				if !dags[e].replace(oldC[i], cand[e]) {
+					ok = false
+					if why == "" {
+						why = fmt.Sprintf("%s closes a dependency cycle in epoch %d: %s", c, e+1, shortCycle(es, dags[e].cycle))
+					}
+					for k := e - 1; k >= 0; k-- {
+						if !dags[k].replace(cand[k], oldC[i]) {
+							panic("plan: undoing an accepted upgrade closed a cycle")
+						}
+					}
+				}
+			}
+			if ok {
+				b.strat[i], placed = c.strat, true
+				if c.strat == FreshSL {
+					b.freshSL[i] = int8(c.sl)
+				}
+				break
+			}
+		}
+		if !placed {
+			b.strat[i], b.why[i] = Drained, why // its contribution stays oldC[i]
+		}
+		oldC[i] = nil
+	}
+	return nil
+}
+
+// keepUnchanged drops the seeds of the source switches in changed (sorted),
+// whose pairs a drain phase would pause.
+func keepUnchanged(t *destTL, changed []int32) {
+	out := t.seeds[:0]
+	for _, s := range t.seeds {
+		if _, found := slices.BinarySearch(changed, s.u); !found {
+			out = append(out, s)
+		}
+	}
+	t.seeds = out
+}
+
+// candidate is one way to move a destination live.
+type candidate struct {
+	strat Strategy
+	sl    uint8 // FreshSL's transition SL
+}
+
+func (c candidate) String() string {
+	if c.strat == FreshSL {
+		return fmt.Sprintf("fresh SL %d", c.sl)
+	}
+	return c.strat.String()
+}
+
+// candidates lists the live strategies for in, cheapest first: in place
+// (or the SL switched after or before the writes), then each fresh SL,
+// VLs no routing uses first.
+func (b *builder) candidates(in *destInfo) []candidate {
+	var out []candidate
+	if in.slChanged {
+		out = append(out, candidate{strat: SLLast}, candidate{strat: SLFirst})
+	} else {
+		out = append(out, candidate{strat: InPlace})
+	}
+	if b.w.es.cross || in.perTerm {
+		return out // transition SLs need one VL per SL everywhere and per-destination SL records
+	}
+	d := int(in.d)
+	mine := map[uint8]bool{}
+	for u := int32(0); int(u) < b.g.NumSwitches(); u++ {
+		mine[b.old.SL.Of(u, 0, d)], mine[b.new.SL.Of(u, 0, d)] = true, true
+	}
+	used := b.usedVLs()
+	seenVL := map[uint8]bool{}
+	var free, busy []candidate
+	for sl := uint8(0); sl < 15; sl++ {
+		vl := b.old.SL2VL.Default[sl]
+		if mine[sl] || seenVL[vl] || int(vl) >= b.opt.MaxVLs {
+			continue
+		}
+		seenVL[vl] = true
+		c := candidate{strat: FreshSL, sl: sl}
+		if used[vl] {
+			busy = append(busy, c)
+		} else {
+			free = append(free, c)
+		}
+	}
+	return append(append(out, free...), busy...)
+}
+
+// usedVLs marks the VLs the SLs of either routing map to.
+func (b *builder) usedVLs() [16]bool {
+	var used [16]bool
+	for _, r := range [...]*[]uint8{&b.old.SL.ByDest, &b.new.SL.ByDest, &b.old.SL.BySrc, &b.new.SL.BySrc} {
+		for _, sl := range *r {
+			used[b.old.SL2VL.Default[sl&15]&15] = true
+		}
+	}
+	return used
+}
+
+// contrib computes destination in's dependencies in the three epochs
+// under candidate c. It returns false when c needs VLs beyond the limit.
+func (b *builder) contrib(wk *walker, t *destTL, in *destInfo, c candidate, out *[numEpochs][]int64, buf *[]int64) bool {
+	d := int(in.d)
+	t.reset(b.w, d)
+	L := max(in.maxLevel, 1)
+	for j, x := range in.changed {
+		if in.level[j] > 0 {
+			t.wstep[x], t.wval[x] = 1+in.level[j], b.new.Port(x, d)
+		}
+	}
+	t.addSeeds(b.w, in.perTerm, false, nil)
+	for i := range t.seeds {
+		s := &t.seeds[i]
+		slNew := b.new.SL.Of(s.u, s.slid, d)
+		mix := s.sl0
+		switch c.strat {
+		case SLFirst:
+			mix = slNew
+		case FreshSL:
+			mix = c.sl
+		}
+		s.ev = s.ev[:0]
+		if mix != s.sl0 {
+			s.ev = append(s.ev, slEvent{step: 1, sl: mix})
+		}
+		if slNew != mix {
+			s.ev = append(s.ev, slEvent{step: L + 2, sl: slNew})
+		}
+	}
+	wk.vlMax = 0
+	wins := [numEpochs]window{{1, 1}, {2, L + 1}, {L + 2, L + 2}}
+	for e, win := range wins {
+		out[e] = append(out[e][:0], b.collect(wk, t, win.lo, win.hi, buf)...)
+	}
+	return int(wk.vlMax) < b.opt.MaxVLs
+}
+
+// collect walks t's seeds in window [lo, hi] and returns the distinct
+// dependencies (a fresh slice; buf is scratch).
+func (b *builder) collect(wk *walker, t *destTL, lo, hi int32, buf *[]int64) []int64 {
+	*buf = (*buf)[:0]
+	wk.emit = func(e int64) { *buf = append(*buf, e) }
+	wk.strict = false
+	wk.walk(t, nil, lo, hi)
+	wk.emit = nil
+	slices.Sort(*buf)
+	return slices.Clone(slices.Compact(*buf))
+}
+
+// shortCycle names the first channels of a cycle.
+func shortCycle(es *edgeSpace, verts []int32) string {
+	ce := es.cycleError(verts)
+	names := ce.Names
+	if len(names) > 4 {
+		names = append(names[:4:4], fmt.Sprintf("… (%d channels)", len(ce.Names)))
+	}
+	return strings.Join(names, " => ")
+}
