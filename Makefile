@@ -33,6 +33,12 @@ bench:
 bench-nue: build
 	bench/nue/run.sh bench/nue/RESULTS.md
 
+## bench-seeds: the seed papers' reproduction reports; runs every
+## bench/seeds/*/run.sh, each rewriting its RESULTS.md
+.PHONY: bench-seeds
+bench-seeds:
+	@for s in bench/seeds/*/run.sh; do echo "== $$s"; $$s || exit 1; done
+
 lint:
 	$(GO) vet $(PKGS)
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
