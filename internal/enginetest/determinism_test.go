@@ -12,9 +12,10 @@ import (
 )
 
 // determinismFabrics are the fabrics of the determinism check: between
-// them every engine routes at least one (DOR a torus, ftree a tree), with
-// parallel cables, LMC and failures among them.
-var determinismFabrics = []string{"torus4x4", "clos3-4", "random16", "torus4x4-lmc2", "dragonfly-g2-parallel", "fattree4-3-3pct", "kautz3-3", "torus6x6x6"}
+// them every engine routes at least one (DOR a torus, ftree a tree, PORA a
+// NovaCube), with parallel cables, LMC and failures among them; the first
+// five are the -short subset.
+var determinismFabrics = []string{"torus4x4", "clos3-4", "random16", "torus4x4-lmc2", "novacube4-2", "dragonfly-g2-parallel", "fattree4-3-3pct", "kautz3-3", "torus6x6x6"}
 
 // TestDeterminism runs every engine three times on the same fabric, twice
 // with 4 workers and once with 1: the tables (or the refusal) must be
@@ -22,7 +23,7 @@ var determinismFabrics = []string{"torus4x4", "clos3-4", "random16", "torus4x4-l
 func TestDeterminism(t *testing.T) {
 	names := determinismFabrics
 	if testing.Short() {
-		names = names[:4]
+		names = names[:5]
 	}
 	byName := map[string]*fabricCase{}
 	for _, c := range fabricCases() {

@@ -37,6 +37,8 @@ var contract = map[string]engineContract{
 	// lower bound; its spare VLs spread the layers.
 	"dfsssp":     {vlBounded: true, vlSensitive: true},
 	"sar-dfsssp": {vlBounded: true, vlSensitive: true},
+	// pora routes NovaCubes only; the VLs it needs depend on k.
+	"pora": {shapes: true, vlBounded: true, exactNeeded: true},
 }
 
 // knownAnswer is an outcome known for one engine on one fabric at the
@@ -73,6 +75,9 @@ var known = map[[2]string]knownAnswer{
 	{"dfsssp", "torus4x4x4"}:     {[]outcome{needVLs}, 0, "DFSSSP needs 10 layers on the 4×4×4 torus (dfsssp tests, vlcount=exact)"},
 	{"sar-dfsssp", "torus4x4x4"}: {[]outcome{needVLs}, 0, "as dfsssp without jobs"},
 	{"dfsssp", "fattree4-3"}:     {[]outcome{ok}, 8, "shortest paths of a fat tree fit one layer, spread over the 8 VLs"},
+
+	{"pora", "novacube4-2"}: {[]outcome{ok}, 1, "the 4x4 NovaCube's jump links replace every ring path that could close a cycle"},
+	{"pora", "novacube5-2"}: {[]outcome{ok}, 4, "odd k: late jumps need their own dateline pair (both 2-VL schemes are cyclic)"},
 }
 
 // expected returns the outcomes allowed for an engine on a fabric under a
@@ -126,6 +131,14 @@ func expected(engine string, c *fabricCase, limit int) ([]outcome, string) {
 		if c.shape == tree && !c.failed {
 			return []outcome{ok}, "the shortest paths of a complete fat tree fit one layer"
 		}
+	case "pora":
+		switch {
+		case c.family != "novacube" || c.failed:
+			return []outcome{notApplicable}, "not a complete NovaCube"
+		case c.name == "novacube5-2" && limit < 4:
+			return []outcome{needVLs}, "odd k needs 4 VLs"
+		}
+		return []outcome{ok}, "PORA tables on a NovaCube"
 	}
 	return nil, ""
 }
@@ -150,6 +163,10 @@ func expectedVLs(engine string, c *fabricCase, limit int) (int, string) {
 	case "lash":
 		if c.shape == tree && !c.failed {
 			return 1, "one layer"
+		}
+	case "pora":
+		if c.name == "novacube5-2" {
+			return 4, "odd k: dateline pair times late-jump layer"
 		}
 	}
 	return 0, ""

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/atomicfile"
+	"github.com/nuesm/nuesm/placement"
+	"github.com/nuesm/nuesm/topo"
+)
+
+func init() { register(newPlacementCmd) }
+
+// placementFlags are the flags of nuesm placement.
+type placementFlags struct {
+	dims, method, roles, topoOut string
+	t, w, hosts                  int
+	fail                         []string
+	brief, header                bool
+}
+
+func newPlacementCmd() *cobra.Command {
+	var pf placementFlags
+	c := &cobra.Command{
+		Use:   "placement --dims 8x8 [--method rqp] [--t 1 | --w W] [--fail X,Y …] [--roles FILE]",
+		Short: "Place I/O nodes in a torus with Lee-distance codes (seed 003): loads, histogram, failover, roles file",
+		Long: `Place I/O nodes in a torus (seed 003): perfect distance-t (p divides every
+radix), relaxed quasi-perfect (rqp), quasi-perfect (qp, greedy packing), or
+the base edge plane; with --w, exactly W I/O nodes (base: on the edge plane;
+otherwise by the §3.2 deletion/addition procedure). Every compute node is
+assigned to a nearest I/O node; the report lists loads, the distance
+histogram and, in 2D, a map. --fail fails I/O nodes (coordinates) in order
+and reports the failover. --roles writes the roles file (format: go doc
+github.com/nuesm/nuesm/placement); --topo writes the torus as an
+ibnetdiscover dump whose CA descriptions carry the roles.`,
+		Example: `  nuesm placement --dims 8x8 --method rqp --t 1
+  nuesm placement --dims 10x10 --w 16
+  nuesm placement --dims 8x8 --fail 4,3 --fail 6,2 --roles roles.txt
+  nuesm placement --dims 4x4x4 --method base --w 9 --topo base.topo`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runPlacement(cmd, pf) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&pf.dims, "dims", "", "torus sizes, e.g. 8x8 or 4x4x4 (required)")
+	fl.StringVar(&pf.method, "method", "rqp", "perfect, rqp, qp or base")
+	fl.IntVar(&pf.t, "t", 1, "design distance t (perfect, rqp, qp)")
+	fl.IntVar(&pf.w, "w", 0, "number of I/O nodes: base plane size, or the §3.2 deletion/addition for the other methods (0: the method's own)")
+	fl.StringArrayVar(&pf.fail, "fail", nil, "fail the I/O node at these coordinates (x,y,…), repeatable, applied in order")
+	fl.StringVar(&pf.roles, "roles", "", "write the roles file here (\"-\" for stdout)")
+	fl.StringVar(&pf.topoOut, "topo", "", "write the torus (ibnetdiscover dump) with roles in the CA descriptions here")
+	fl.IntVar(&pf.hosts, "hosts", 1, "hosts per switch in the --topo dump")
+	fl.BoolVar(&pf.brief, "brief", false, "print one Markdown table row (after the failures) instead of the report")
+	fl.BoolVar(&pf.header, "header", false, "with --brief, print the table header first")
+	return c
+}
+
+func runPlacement(cmd *cobra.Command, pf placementFlags) error {
+	if pf.dims == "" {
+		return fmt.Errorf("placement: --dims is required, e.g. --dims 8x8")
+	}
+	tr, err := placement.ParseDims(pf.dims)
+	if err != nil {
+		return err
+	}
+	var p *placement.Placement
+	switch {
+	case pf.w > 0 && pf.method != "base":
+		p, err = placement.WithCount(tr, pf.w)
+	default:
+		p, err = placement.Build(tr, pf.method, pf.t, pf.w)
+	}
+	if err != nil {
+		return err
+	}
+	a, err := placement.Assign(p)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	report := func(a *placement.Assignment) error {
+		if pf.brief {
+			return nil
+		}
+		return placement.WriteReport(w, a)
+	}
+	if err := report(a); err != nil {
+		return err
+	}
+	for _, f := range pf.fail {
+		node, err := parseNode(tr, f)
+		if err != nil {
+			return err
+		}
+		b, reg, err := placement.Failover(a, []int{node})
+		if err != nil {
+			return err
+		}
+		a = b
+		if pf.brief {
+			continue
+		}
+		fmt.Fprintf(w, "\n== failover: I/O node %s fails\n", tr.Label(node))
+		if err := placement.WriteRegion(w, tr, reg); err != nil {
+			return err
+		}
+		if err := report(a); err != nil {
+			return err
+		}
+	}
+	if pf.brief {
+		if pf.header {
+			if _, err := io.WriteString(w, placement.BriefHeader); err != nil {
+				return err
+			}
+		}
+		if err := placement.WriteBrief(w, a); err != nil {
+			return err
+		}
+	}
+	if pf.roles != "" {
+		var buf bytes.Buffer
+		if err := placement.WriteRoles(&buf, a); err != nil {
+			return err
+		}
+		if pf.roles == "-" {
+			_, err = w.Write(buf.Bytes())
+		} else {
+			err = atomicfile.WriteFile(pf.roles, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if pf.topoOut != "" {
+		tp, err := topo.Torus(tr.K, pf.hosts, false)
+		if err != nil {
+			return err
+		}
+		if err := placement.DescribeCAs(tp.Fabric, a); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(pf.topoOut, func(w io.Writer) error { return ibnetdiscover.Write(w, tp.Fabric) }, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseNode reads "4,3" or "(4,3)" as torus coordinates.
+func parseNode(tr *placement.Torus, s string) (int, error) {
+	f := strings.Split(strings.Trim(strings.TrimSpace(s), "()"), ",")
+	if len(f) != tr.Dims() {
+		return 0, fmt.Errorf("placement: --fail %q: want %d coordinates", s, tr.Dims())
+	}
+	c := make([]int, len(f))
+	for i, x := range f {
+		v, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil || v < 0 || v >= tr.K[i] {
+			return 0, fmt.Errorf("placement: --fail %q: coordinate %q, expected 0..%d", s, x, tr.K[i]-1)
+		}
+		c[i] = v
+	}
+	return tr.Index(c), nil
+}

@@ -1,0 +1,263 @@
+package novacube
+
+// This file models PORA (§5.1) on a Cube: the literal procedure with its
+// probabilities, a per-hop minimal variant, and the deterministic tables
+// of the "pora" routing engine, as routing relations (every hop a packet
+// may take next, given where it is and how it got there).
+
+// Routing modes of a packet in flight.
+const (
+	modeSrc  = iota // at the source: step 1 (§5.1.1), jump allowed
+	modeSrcJ        // after a jump at the source: step 1 again, regular links only
+	modeQuad        // inside a quadrant (§5.1.2); the quadrant is kept apart
+)
+
+// Variant names a PORA reading.
+type Variant string
+
+// The readings the package models.
+const (
+	// Literal: step 1 picks any neighbour with probability ∝ 1/Δ² (Δ: Lee
+	// distance to the destination; a neighbour that is the destination is
+	// taken for sure); a regular neighbour fixes the quadrant (its own
+	// direction in its dimension, the shorter way in the others, even the
+	// long way round when the first hop moved away); after a jump step 1
+	// repeats over regular links. In the quadrant, dimension order, and
+	// the jump when its far end stays inside the quadrant's box and is
+	// strictly closer (Lee) than the DOR hop, chosen between the two by
+	// eq. 12.
+	Literal Variant = "literal"
+	// Minimal: the per-hop minimal reading: every choice of Literal kept
+	// to hops on a shortest NovaCube path (Δ: NovaCube distance). Step 1
+	// picks among the neighbours on a shortest path; then the DOR hop
+	// (shorter way per dimension) and the jump, whichever are on a
+	// shortest path, by eq. 12; where neither is (odd k), any neighbour on
+	// a shortest path. Its average path length is the BFS one.
+	Minimal Variant = "minimal"
+	// Tables: the deterministic tables of the "pora" engine: the jump when
+	// strictly closer (Lee) than the DOR hop, else the DOR hop.
+	Tables Variant = "tables"
+)
+
+// Variants lists the readings in report order.
+var Variants = []Variant{Literal, Minimal, Tables}
+
+// hop is one possible next hop: the output slot, the probability, and the
+// routing state after it.
+type hop struct {
+	slot int
+	p    float64
+	mode int
+	quad int // quadrant: bit i set = direction −1 in dimension i
+}
+
+// router enumerates next hops for one destination.
+type router struct {
+	c    *Cube
+	d    int
+	par  int   // coordinate sum of d (DOR tie rule)
+	dist []int // BFS distances to d (Minimal)
+}
+
+func newRouter(c *Cube, d int, v Variant) *router {
+	r := &router{c: c, d: d, par: c.coordSum(d)}
+	if v == Minimal {
+		r.dist = c.BFS(d) // links are symmetric: distances from d are to d
+	}
+	return r
+}
+
+// dorSlot returns the DOR output slot of u towards d (u != d), each
+// dimension the shorter way (Tables) or in the quadrant's direction.
+func (r *router) dorSlot(u int, quad int, useQuad bool) int {
+	c := r.c
+	for i := 0; i < c.N; i++ {
+		a, b := c.coord(u, i), c.coord(r.d, i)
+		if a == b {
+			continue
+		}
+		s := minDir(a, b, c.K, r.par)
+		if useQuad {
+			s = 1 - 2*(quad>>i&1)
+		}
+		return 2*i + (1-s)/2
+	}
+	return -1
+}
+
+// quadOf returns the quadrant a packet enters by taking regular slot s of
+// u: its direction in that dimension, the shorter way from the new node in
+// the others.
+func (r *router) quadOf(u, s int) int {
+	c := r.c
+	v := c.dest(u, s)
+	q := 0
+	for i := 0; i < c.N; i++ {
+		dir := -1
+		switch {
+		case i == s/2:
+			dir = 1 - 2*(s%2)
+		case c.coord(v, i) != c.coord(r.d, i):
+			dir = minDir(c.coord(v, i), c.coord(r.d, i), c.K, r.par)
+		default:
+			dir = 1
+		}
+		if dir < 0 {
+			q |= 1 << i
+		}
+	}
+	return q
+}
+
+// inBox reports whether the jump from u stays inside the quadrant's box:
+// in every dimension its displacement, measured in the quadrant's
+// direction, is at most what remains to d.
+func (r *router) inBox(u, j, quad int) bool {
+	c := r.c
+	for i := 0; i < c.N; i++ {
+		s := 1 - 2*(quad>>i&1)
+		rem := ((c.coord(r.d, i)-c.coord(u, i))*s%c.K + c.K) % c.K
+		disp := ((c.coord(j, i)-c.coord(u, i))*s%c.K + c.K) % c.K
+		if disp > rem {
+			return false
+		}
+	}
+	return true
+}
+
+// next lists the hops a packet at u (u != d) in the given state may take.
+func (r *router) next(v Variant, u, mode, quad int) []hop {
+	c := r.c
+	jump := c.Jump(u)
+	switch v {
+	case Tables:
+		if jump >= 0 && c.Lee(jump, r.d) < c.Lee(u, r.d)-1 {
+			return []hop{{slot: 2 * c.N, p: 1, mode: modeQuad}}
+		}
+		return []hop{{slot: r.dorSlot(u, 0, false), p: 1, mode: modeQuad}}
+	case Minimal:
+		return r.minimal(u, mode)
+	}
+	if mode == modeQuad {
+		dor := r.dorSlot(u, quad, true)
+		if jump >= 0 && r.inBox(u, jump, quad) && c.Lee(jump, r.d) < c.Lee(c.dest(u, dor), r.d) {
+			hs := []hop{{slot: 2 * c.N, mode: modeQuad, quad: quad}, {slot: dor, mode: modeQuad, quad: quad}}
+			weigh(c, r.d, hs, u)
+			return hs
+		}
+		return []hop{{slot: dor, p: 1, mode: modeQuad, quad: quad}}
+	}
+	var hs []hop
+	for s := 0; s < 2*c.N; s++ {
+		hs = append(hs, hop{slot: s, mode: modeQuad, quad: r.quadOf(u, s)})
+	}
+	if mode == modeSrc && jump >= 0 {
+		hs = append(hs, hop{slot: 2 * c.N, mode: modeSrcJ})
+	}
+	weigh(c, r.d, hs, u)
+	return hs
+}
+
+// minimal lists the hops of the Minimal variant.
+func (r *router) minimal(u, mode int) []hop {
+	c := r.c
+	on := func(s int) bool { w := c.dest(u, s); return w >= 0 && r.dist[w] == r.dist[u]-1 }
+	var hs []hop
+	add := func(s, mode int) { hs = append(hs, hop{slot: s, mode: mode}) }
+	if mode == modeQuad {
+		if s := r.dorSlot(u, 0, false); on(s) {
+			add(s, modeQuad)
+		}
+		if on(2 * c.N) {
+			add(2*c.N, modeQuad)
+		}
+	}
+	if len(hs) == 0 {
+		for s := 0; s < 2*c.N; s++ {
+			if on(s) {
+				add(s, modeQuad)
+			}
+		}
+		if mode == modeSrc && on(2*c.N) {
+			add(2*c.N, modeSrcJ)
+		}
+	}
+	sum := 0.0
+	for i := range hs {
+		if w := c.dest(u, hs[i].slot); w == r.d {
+			hs = []hop{{slot: hs[i].slot, p: 1, mode: modeQuad}}
+			return hs
+		}
+		l := float64(r.dist[c.dest(u, hs[i].slot)])
+		hs[i].p = 1 / (l * l)
+		sum += hs[i].p
+	}
+	for i := range hs {
+		hs[i].p /= sum
+	}
+	return hs
+}
+
+// weigh sets eq. 12's probabilities ∝ 1/Δ², Δ the Lee distance of each
+// hop's far end to d; a hop onto d takes probability 1.
+func weigh(c *Cube, d int, hs []hop, u int) {
+	sum := 0.0
+	for i := range hs {
+		w := c.dest(u, hs[i].slot)
+		if w == d {
+			for j := range hs {
+				hs[j].p = 0
+			}
+			hs[i].p = 1
+			return
+		}
+		l := float64(c.Lee(w, d))
+		hs[i].p = 1 / (l * l)
+		sum += hs[i].p
+	}
+	for i := range hs {
+		hs[i].p /= sum
+	}
+}
+
+// ExpectedAPL returns the average over ordered pairs of distinct nodes of
+// the expected number of hops of variant v (exact: a recursion over the
+// routing states, no sampling). O(N²·2^n·n) for Literal.
+func ExpectedAPL(c *Cube, v Variant) float64 {
+	total := 0.0
+	N := c.Nodes()
+	states := (2 + (1 << c.N)) * N
+	memo := make([]float64, states)
+	done := make([]bool, states)
+	for d := 0; d < N; d++ {
+		r := newRouter(c, d, v)
+		clear(done)
+		var exp func(u, mode, quad int) float64
+		exp = func(u, mode, quad int) float64 {
+			if u == d {
+				return 0
+			}
+			key := mode*N + u
+			if mode == modeQuad {
+				key = (2+quad)*N + u
+			}
+			if done[key] {
+				return memo[key]
+			}
+			e := 1.0
+			for _, h := range r.next(v, u, mode, quad) {
+				if h.p > 0 {
+					e += h.p * exp(c.dest(u, h.slot), h.mode, h.quad)
+				}
+			}
+			memo[key], done[key] = e, true
+			return e
+		}
+		for s := 0; s < N; s++ {
+			if s != d {
+				total += exp(s, modeSrc, 0)
+			}
+		}
+	}
+	return total / float64(N*(N-1))
+}

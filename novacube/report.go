@@ -1,0 +1,258 @@
+package novacube
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/nuesm/nuesm/cdg"
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/topo"
+)
+
+// Size is a k-ary n-cube size.
+type Size struct{ K, N int }
+
+func (s Size) String() string {
+	if s.N == 1 {
+		return fmt.Sprint(s.K)
+	}
+	return strings.TrimSuffix(strings.Repeat(fmt.Sprintf("%dx", s.K), s.N), "x")
+}
+
+// ReportOptions choose the sizes of each part of Report.
+type ReportOptions struct {
+	Props []Size // torus vs NovaCube properties
+	APL   []Size // average path length of the routings
+	Audit []Size // VC audit and pora engine verification
+}
+
+// Table2 lists the paper's Table 2 average path lengths (2D and 3D, 64 and
+// 729 servers).
+var Table2 = []struct {
+	Size Size
+	APL  float64
+}{{Size{8, 2}, 3.06}, {Size{4, 3}, 1.82}, {Size{27, 2}, 9.46}, {Size{9, 3}, 4.17}}
+
+// Report writes the NovaCube-vs-torus report: properties, Table 2, the
+// average path lengths of the PORA readings, the VC audit, and the pora
+// engine's tables verified by cdg.
+func Report(w io.Writer, opt ReportOptions) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "## Properties (BFS over the generated fabric; paper formulas beside)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "size\tkind\tnodes\tlinks\teq.11\tdiam\teq.3\tAPL\teq.10\tbisect eq.4\tdim cut\tbest cut\tΘ eq.7\tΘ cut\tΘ channel\t")
+	for _, s := range opt.Props {
+		for _, kind := range []string{"torus", "novacube"} {
+			p, err := Analyse(kind, s.K, s.N)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.3f\t%s\t%d\t%d\t%s\t%.3f\t%s\t%.3f\t\n", s, kind, p.Nodes, p.Links, p.LinksFormula,
+				p.Diameter, p.DiameterFormula, p.APL, fnum(p.APLFormula), p.BisectionFormula, p.BisectionDimCut, inum(p.BisectionBest),
+				p.ThroughputFormula, fnum(zeroNaN(p.ThroughputCut)), p.ThroughputChannel)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nLinks and bisections count cables; Θ is the ideal uniform throughput bound per node in channel bandwidths:")
+	fmt.Fprintln(w, "eq. 7 from eq. 4's bisection, 'cut' from the least linear cut found (even k), 'channel' = 2·links/(N·APL).")
+
+	fmt.Fprintln(w, "\n## Table 2 average path lengths")
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "size\tnodes\tpaper\tBFS (shortest)\tPORA literal\t")
+	for _, r := range Table2 {
+		p, err := Analyse("novacube", r.Size.K, r.Size.N)
+		if err != nil {
+			return err
+		}
+		c, err := NewCube(r.Size.K, r.Size.N, true)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.3f\t%.3f\t\n", r.Size, p.Nodes, r.APL, p.APL, ExpectedAPL(c, Literal))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\n## Average path length by routing (exact expectations over all ordered pairs)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "size\ttorus DOR\tNovaCube BFS\tPORA literal\tPORA minimal\tpora tables\t")
+	for _, s := range opt.APL {
+		t, err := NewCube(s.K, s.N, false)
+		if err != nil {
+			return err
+		}
+		c, err := NewCube(s.K, s.N, true)
+		if err != nil {
+			return err
+		}
+		p, err := Analyse("novacube", s.K, s.N)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", s, ExpectedAPL(t, Tables), p.APL,
+			ExpectedAPL(c, Literal), ExpectedAPL(c, Minimal), ExpectedAPL(c, Tables))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "\n## VC audit (CDG over (channel, VC) of every path the reading may take; cdg.FindCycle)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Schemes:")
+	for _, sc := range Schemes {
+		fmt.Fprintf(w, "  %-20s %d VCs  %s\n", sc.Name, sc.VCs, sc.Doc)
+	}
+	fmt.Fprintln(w)
+	head := "size\treading\t"
+	for _, sc := range Schemes {
+		head += sc.Name + "\t"
+	}
+	fmt.Fprintln(tw, head+"min VCs\t")
+	var cycles []string
+	for _, s := range opt.Audit {
+		c, err := NewCube(s.K, s.N, true)
+		if err != nil {
+			return err
+		}
+		for _, v := range Variants {
+			res, best, err := MinVCs(c, v)
+			if err != nil {
+				return err
+			}
+			line := fmt.Sprintf("%s\t%s\t", s, v)
+			for _, r := range res {
+				if r.Acyclic {
+					line += "ok\t"
+				} else {
+					line += fmt.Sprintf("cycle/%d\t", r.CycleLen)
+					if r.Scheme.Name == "dateline" && v == Literal {
+						cycles = append(cycles, fmt.Sprintf("%s literal, dateline: %s", s, cycleText(c, r)))
+					}
+				}
+			}
+			fmt.Fprintln(tw, line+inum(best)+"\t")
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\n'cycle/L': a dependency cycle of L virtual channels; min VCs: fewest VCs of an acyclic scheme ('-': none of these).")
+	for _, c := range cycles {
+		fmt.Fprintln(w, "  "+c)
+	}
+
+	fmt.Fprintln(w, "\n## pora engine tables, verified by cdg.Verify")
+	fmt.Fprintln(w)
+	fmt.Fprintln(tw, "size\thosts\tVLs\tverdict\tdeps\twith fewer VLs\t")
+	for _, s := range opt.Audit {
+		line, err := engineLine(s)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(tw, line)
+	}
+	return tw.Flush()
+}
+
+// engineLine routes a NovaCube with "pora", verifies the tables with the
+// VLs they claim, and with every VL merged into fewer.
+func engineLine(s Size) (string, error) {
+	tp, err := topo.NovaCube(s.K, s.N, 1)
+	if err != nil {
+		return "", err
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		return "", err
+	}
+	e, err := routing.Lookup("pora")
+	if err != nil {
+		return "", err
+	}
+	r, err := e.Route(context.Background(), g, routing.Options{MaxVLs: lft.MaxVLs})
+	if err != nil {
+		return "", err
+	}
+	rep, _ := cdg.Verify(g, r, cdg.Options{MaxVLs: r.NumVLs, SwitchDelivery: true})
+	if rep == nil {
+		return "", fmt.Errorf("novacube: %s: no verification report", s)
+	}
+	verdict := "PASS"
+	if !rep.OK() {
+		verdict = "FAIL"
+	}
+	fewer := "-"
+	var parts []string
+	for m := r.NumVLs / 2; m >= 1; m /= 2 {
+		fr, _ := cdg.Verify(g, CollapseVLs(r, m), cdg.Options{})
+		if fr != nil && fr.Cycle != nil {
+			parts = append(parts, fmt.Sprintf("%d: cycle/%d", m, len(fr.Cycle.Channels)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d: acyclic", m))
+		}
+	}
+	if len(parts) > 0 {
+		fewer = strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("%s\t%d\t%d\t%s\t%d\t%s\t", s, len(g.Terms), r.NumVLs, verdict, rep.CDGEdges, fewer), nil
+}
+
+// CollapseVLs returns a copy of r with every VL taken mod m: the tables on
+// m VLs (layers or dateline halves merged).
+func CollapseVLs(r *lft.Routing, m int) *lft.Routing {
+	c := r.Clone()
+	for _, tab := range c.SL2VL.Switch {
+		if tab != nil {
+			for i := range tab.VL {
+				tab.VL[i] %= uint8(m)
+			}
+		}
+	}
+	for i := range c.SL2VL.Default {
+		c.SL2VL.Default[i] %= uint8(m)
+	}
+	c.NumVLs = m
+	return c
+}
+
+func cycleText(c *Cube, r *AuditResult) string {
+	parts := make([]string, len(r.Cycle))
+	for i, v := range r.Cycle {
+		parts[i] = c.ChannelName(v, r.Scheme.VCs)
+	}
+	s := strings.Join(parts, " ")
+	if r.CycleLen > len(r.Cycle) {
+		s += fmt.Sprintf(" … (%d in all)", r.CycleLen)
+	}
+	return s
+}
+
+func fnum(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func inum(v int) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprint(v)
+}
+
+func zeroNaN(v float64) float64 {
+	if v == 0 {
+		return math.NaN()
+	}
+	return v
+}
