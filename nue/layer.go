@@ -161,7 +161,7 @@ func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 	}
 	r.SetPort(d.sw, int(d.lid), d.port)
 	r.SL.ByDest[d.lid] = uint8(l.idx)
-	if d.phase == 0 {
+	if d.phase < 2 { // terminal LIDs; switch LIDs carry next to no data
 		src := l.own
 		if l.jobOwn != nil && d.job >= 0 {
 			src = l.jobOwn[d.job]

@@ -15,9 +15,9 @@ type dest struct {
 	port uint8
 	term bool  // a CA/router LID (else a switch LID)
 	job  int32 // SAR: the job of the terminal, -1 for none
-	// phase orders a layer's destinations: phase 0 routes first and is the
-	// only one whose paths add balancing load (terminal LIDs; with SAR only
-	// those inside jobs), then the rest, switch LIDs last.
+	// phase orders a layer's destinations: 0 the terminal LIDs (with SAR
+	// only those inside jobs), 1 with SAR the other terminal LIDs, 2 the
+	// switch LIDs, which add no balancing load.
 	phase uint8
 }
 

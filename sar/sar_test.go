@@ -129,3 +129,34 @@ func TestSARImprovesEffectiveEFI(t *testing.T) {
 		}
 	}
 }
+
+// TestSARWorstJobNotWorse: on the k=12 3-level fat tree, where plain Nue
+// already gives every job its bound (size − 1), job-first balancing alone
+// came out worse for some jobs; SAR must keep the worst-off job at least
+// as well served as the base engine, for several job sets.
+func TestSARWorstJobNotWorse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("k=12 fat tree: a few seconds")
+	}
+	tp, err := topo.FatTree(12, 3, 0)
+	g := compile(t, tp, err)
+	for seed := uint64(1); seed <= 3; seed++ {
+		jobs := randomJobs(g, seed)
+		for _, pair := range [][2]string{{"nue", "sar-nue"}, {"dfsssp", "sar-dfsssp"}} {
+			var ms [2]*Metrics
+			for i, name := range pair {
+				e, _ := routing.Lookup(name)
+				r, err := e.Route(context.Background(), g, routing.Options{MaxVLs: 8, Jobs: jobs})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ms[i], err = Measure(g, r, jobs); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if ms[1].MaxJobEFI > ms[0].MaxJobEFI {
+				t.Errorf("seed %d: %s worst job EFI %d, %s %d", seed, pair[1], ms[1].MaxJobEFI, pair[0], ms[0].MaxJobEFI)
+			}
+		}
+	}
+}
