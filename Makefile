@@ -29,6 +29,14 @@ test-short:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m $(PKGS)
 
+## bench-opensm: nuesm vs the real OpenSM (ibsim, umad2sim) on a fixed set of
+## fabrics, one table per fabric -> stdout and bench/opensm/results-<date>.txt
+## (builds bin/nuesm alone: the bench needs no other command)
+.PHONY: bench-opensm
+bench-opensm:
+	$(GO) build -o $(BIN)/ ./cmd/nuesm
+	bench/opensm/bench.sh
+
 ## bench-nue: the Nue issue's figures (k sweep, vs MinHop, scale) -> bench/nue/RESULTS.md
 bench-nue: build
 	bench/nue/run.sh bench/nue/RESULTS.md
