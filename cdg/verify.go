@@ -234,7 +234,7 @@ func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
 	for s := 0; s < S; s++ {
 		v.nsrc[s] = g.TermOff[s+1] - g.TermOff[s]
 	}
-	v.V = maxVL(r) + 1
+	v.V = r.MaxVL() + 1
 	v.cross = !r.SL2VL.Uniform()
 	v.tbase = make([]int64, g.NumChannels()+1)
 	for c := 0; c < g.NumChannels(); c++ {
@@ -292,40 +292,10 @@ func checkTables(g *fabric.Graph, r *lft.Routing) error {
 		k := slices.Min(pairs)
 		return fmt.Errorf("cdg: SL %d from LID %d to LID %d, expected 0..%d", r.SL.Pair[k], k>>16, k&0xFFFF, lft.NumSLs-1)
 	}
-	if vl := maxVL(r); vl >= vlField {
+	if vl := r.MaxVL(); vl >= vlField {
 		return fmt.Errorf("cdg: an SL in use maps to VL %d, expected 0..%d", vl, vlField-1)
 	}
 	return nil
-}
-
-// maxVL returns the highest VL any SL in use maps to on any port.
-func maxVL(r *lft.Routing) int {
-	var used [lft.NumSLs]bool
-	for _, sl := range r.SL.ByDest {
-		used[sl&0xF] = true
-	}
-	for _, sl := range r.SL.BySrc {
-		used[sl&0xF] = true
-	}
-	for _, sl := range r.SL.Pair {
-		used[sl&0xF] = true
-	}
-	m := 0
-	for sl, u := range used {
-		if !u {
-			continue
-		}
-		m = max(m, int(r.SL2VL.Default[sl]))
-		for _, t := range r.SL2VL.Switch {
-			if t == nil {
-				continue
-			}
-			for i := sl; i < len(t.VL); i += lft.NumSLs {
-				m = max(m, int(t.VL[i]))
-			}
-		}
-	}
-	return m
 }
 
 func (v *verifier) run() {

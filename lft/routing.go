@@ -134,3 +134,34 @@ func (r *Routing) CheckShape(g *fabric.Graph) error {
 	}
 	return nil
 }
+
+// MaxVL returns the highest VL any SL in use maps to on any port (the
+// injection default and every per-switch table).
+func (r *Routing) MaxVL() int {
+	var used [NumSLs]bool
+	for _, sl := range r.SL.ByDest {
+		used[sl&0xF] = true
+	}
+	for _, sl := range r.SL.BySrc {
+		used[sl&0xF] = true
+	}
+	for _, sl := range r.SL.Pair {
+		used[sl&0xF] = true
+	}
+	m := 0
+	for sl, u := range used {
+		if !u {
+			continue
+		}
+		m = max(m, int(r.SL2VL.Default[sl]))
+		for _, t := range r.SL2VL.Switch {
+			if t == nil {
+				continue
+			}
+			for i := sl; i < len(t.VL); i += NumSLs {
+				m = max(m, int(t.VL[i]))
+			}
+		}
+	}
+	return m
+}
