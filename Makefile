@@ -41,6 +41,12 @@ bench-opensm:
 bench-nue: build
 	bench/nue/run.sh bench/nue/RESULTS.md
 
+## bench-flitsim: simulated throughput per engine (shift, uniform) on fat tree,
+## torus, random, with and without failures -> bench/flitsim/RESULTS.md
+.PHONY: bench-flitsim
+bench-flitsim:
+	bench/flitsim/run.sh bench/flitsim/RESULTS.md
+
 ## bench-seeds: the seed papers' reproduction reports; runs every
 ## bench/seeds/*/run.sh, each rewriting its RESULTS.md
 .PHONY: bench-seeds

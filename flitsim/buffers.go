@@ -1,0 +1,93 @@
+package flitsim
+
+// Input VC buffers. Every input VC (switch input link × VL) keeps its
+// packets as a doubly linked list of entries in arrival order; an entry
+// counts the flits of its packet that have arrived and that have left.
+// Flits arrive in packet order (one packet at a time per VL on a link), and
+// at most one packet per VC is being forwarded, so every packet in a
+// buffer is complete except the one being forwarded and the one arriving:
+// BufferFlits/PacketFlits + 2 entries per VC suffice and are preallocated.
+
+// arrive puts a flit into switch sw's input VC of the event's link and VL.
+// A head flit is routed here: LFT lookup and SL2VL give its output VC.
+func (s *sim) arrive(sw int32, ev *event) {
+	l := ev.link
+	ivc := l<<s.vs | int32(ev.vl)
+	var e int32
+	if ev.kind&evHead != 0 {
+		e = s.iv[ivc].free
+		s.iv[ivc].free = s.en[e].next
+		s.en[e].pkt, s.en[e].arr, s.en[e].sent = ev.pkt, 0, 0
+		s.en[e].out = s.route(sw, l, ev.pkt)
+		tail := s.iv[ivc].tail
+		s.en[e].next, s.en[e].prev = -1, tail
+		if tail >= 0 {
+			s.en[tail].next = e
+		} else {
+			s.iv[ivc].head = e
+		}
+		s.iv[ivc].tail = e
+		if s.iv[ivc].count++; s.iv[ivc].count == 1 {
+			s.inMask[l] |= 1 << ev.vl
+		}
+		s.iv[ivc].arriving = e
+		s.swVA[sw] = true
+	} else {
+		e = s.iv[ivc].arriving
+	}
+	s.en[e].arr++
+	if s.iv[ivc].flits == 0 {
+		s.iv[ivc].stuck = s.now
+	}
+	s.iv[ivc].flits++
+	s.st.occAdd(s.now, ev.vl, 1, s.iv[ivc].flits)
+	if ev.kind&evTail != 0 {
+		s.iv[ivc].arriving = -1
+	}
+	s.wakeSwitch(sw)
+}
+
+// route returns the output VC a packet entering switch sw on link l takes.
+func (s *sim) route(sw, l, p int32) int32 {
+	pk := &s.pk[p]
+	lo, port := s.n.outLink(sw, pk.dlid)
+	vl := s.n.hopVL(sw, s.n.lkDstPort[l], port, pk.sl, pk.vlOff)
+	return lo<<s.vs | int32(vl)
+}
+
+// release unlinks entry e from input VC ivc once its tail has left.
+func (s *sim) release(ivc, e int32) {
+	prev, next := s.en[e].prev, s.en[e].next
+	if prev >= 0 {
+		s.en[prev].next = next
+	} else {
+		s.iv[ivc].head = next
+	}
+	if next >= 0 {
+		s.en[next].prev = prev
+	} else {
+		s.iv[ivc].tail = prev
+	}
+	s.en[e].next = s.iv[ivc].free
+	s.iv[ivc].free = e
+	if s.iv[ivc].count--; s.iv[ivc].count == 0 {
+		s.inMask[ivc>>s.vs] &^= 1 << uint32(ivc&(1<<s.vs-1))
+	}
+}
+
+// sink consumes a flit arriving at a node: the credit goes back at once
+// (nodes drain their receive buffers immediately).
+func (s *sim) sink(ev *event) {
+	s.wh.push(s.now+s.lat, event{link: ev.link, vl: ev.vl, kind: evCredit})
+	s.inNet--
+	s.lastMove = s.now
+	if s.st.measuring {
+		pk := &s.pk[ev.pkt]
+		s.st.accepted++
+		s.st.classes[pk.class].accepted++
+		s.st.srcAccepted[pk.src]++
+	}
+	if ev.kind&evTail != 0 {
+		s.deliver(ev.pkt)
+	}
+}

@@ -1,0 +1,79 @@
+// Package flitsim is a cycle-driven, flit-level simulator of a lossless
+// InfiniBand-style fabric. It replays any lft.Routing (computed by an
+// engine or read from OpenSM dumps) and turns routing claims into
+// measured throughput, latency, link loads and deadlocks.
+//
+// # Model
+//
+// Nodes are the CA (and router) ports of the fabric; each has one link to
+// its switch. Every link carries at most one flit per cycle, scaled by
+// Config.LinkBandwidth, and delivers it LinkLatency cycles later (plus
+// PipelineDelay when it enters a switch: the switch can forward the flit
+// from then on). Credits travel back with the link latency.
+//
+//   - Input-queued switches and CA ports: one buffer of BufferFlits flits
+//     per input port and VL, with credit-based flow control per VL. CAs
+//     keep one unbounded source queue per VL and drain what they receive
+//     at once.
+//   - Switching: virtual cut-through (a packet starts on an output VL only
+//     with credits for all of it, the InfiniBand rule) or wormhole (one
+//     credit per flit).
+//   - Forwarding: the LFT entry of the destination's base LID at every
+//     switch; the VL of every hop is SL2VL.VL(switch, in port, out port,
+//     SL), the injection VL SL2VL.InjectVL(SL), so a VL may change per hop
+//     (datelines, layers). A traffic class may shift all its VLs by a
+//     fixed offset.
+//   - Crossbar: separable allocation, VC (output VL) allocation then
+//     switch allocation, round-robin or iSLIP-style iterative (see
+//     Allocator and alloc.go). An input VL forwards one packet at a time;
+//     with Queueing VOQ it may start any packet whose output port no older
+//     packet of the same buffer targets, with FIFO only the oldest. Each
+//     input port sends and each output port receives at most one flit per
+//     cycle.
+//   - Output VL arbitration: round-robin, or InfiniBand high/low priority
+//     tables with weights and the limit of high priority (VLArbitration).
+//     Under virtual cut-through links send whole packets, as InfiniBand
+//     links do: a started packet keeps its output link and its switch
+//     input until its tail (weights are still counted in flits). Wormhole
+//     interleaves VLs flit by flit, as virtual channels do.
+//
+// Everything is deterministic for a seed: every source draws from its own
+// PCG stream (math/rand/v2), the event order within a cycle is fixed, and
+// no map is iterated. Runs allocate nothing per flit once warmed up:
+// state lives in dense arrays indexed by link, VL and buffer entry, events
+// in a timing wheel whose buckets keep their capacity. Idle components
+// are skipped: only switches and sources with a possible move run in a
+// cycle, and the clock jumps over cycles where nothing is scheduled.
+//
+// # Traffic and measurement
+//
+// Traffic selects the destination pattern (uniform, shift all-to-all,
+// permutations, hot spot, nearest neighbour, Dragonfly adversarial, RSI
+// super-node hot spot, compute/I-O), the arrival process (Bernoulli,
+// exponential, Weibull) at an offered load, message sizes and classes.
+// Open-loop runs measure packets created in a window after a warm-up and
+// drain them; finite patterns report their completion time.
+//
+// A deadlock (buffers whose packets can never move) stops the run with a
+// *DeadlockError naming a cycle of (link, VL) buffers with switch names
+// and ports; every consecutive pair is a channel dependency of the
+// routing.
+//
+// Network.Bound computes the analytic saturation bound, 1/max channel
+// load, for the same traffic pattern by walking the LFT paths.
+//
+// # Use
+//
+// Compile a Network once per fabric, routing and hardware model, then call
+// Run for each load, pattern or seed; Run is safe for concurrent use on a
+// shared Network, so a sweep is a loop over Run calls on a worker pool:
+//
+//	net, err := flitsim.NewNetwork(g, r, flitsim.Config{VLs: 4})
+//	res, err := net.Run(ctx, flitsim.Traffic{Pattern: flitsim.Uniform, Load: 0.5}, flitsim.RunOptions{Seed: 1})
+//	b, err := net.Bound(flitsim.Traffic{Pattern: flitsim.Uniform}, 1)
+//
+// Sweep does that for engines × loads × seeds (SweepPoints) and returns
+// one Row per point; WriteCSV and MergeRows make the sweep's CSV the same
+// whether it ran locally or as separate jobs (one RunPoint each). Package
+// flitsim/plot draws the figures.
+package flitsim

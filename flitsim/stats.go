@@ -1,0 +1,136 @@
+package flitsim
+
+import "slices"
+
+// stats collects the measurements of one run. Counters are integers so
+// that results do not depend on summation order.
+type stats struct {
+	measuring        bool
+	started, stopped bool
+	start, end       int64
+
+	offered, accepted   int64 // flits generated / delivered in the window
+	classes             []classStats
+	lat, netLat, msgLat []int32
+	linkFlits           []int64
+	srcAccepted         []int64 // per source node: its flits delivered in the window
+
+	// Per VL: flits in switch input buffers now, their time integral up
+	// to occLast, the integral at the window's start, the fullest buffer.
+	occ, occInt, occLast, occStart []int64
+	occMax                         []int32
+
+	lastDelivery int64
+}
+
+type classStats struct {
+	offered, accepted   int64
+	lat, netLat, msgLat []int32
+}
+
+func (st *stats) init(s *sim) {
+	st.classes = make([]classStats, len(s.w.classes))
+	st.linkFlits = make([]int64, s.n.nLinks)
+	st.srcAccepted = make([]int64, s.n.NumNodes())
+	V := s.V
+	st.occ, st.occInt, st.occLast, st.occStart = make([]int64, V), make([]int64, V), make([]int64, V), make([]int64, V)
+	st.occMax = make([]int32, V)
+	if s.finite {
+		st.started, st.measuring = true, true
+	}
+}
+
+// window opens and closes the measurement window at the start of a cycle.
+// The clock may have jumped over idle cycles; the window's bounds are the
+// configured ones all the same.
+func (st *stats) window(s *sim) {
+	if s.finite {
+		return
+	}
+	if !st.started && s.now >= s.opt.Warmup {
+		st.started, st.measuring, st.start = true, true, s.opt.Warmup
+		for vl := range st.occStart {
+			st.occStart[vl] = st.occAt(vl, st.start)
+		}
+	}
+	if st.measuring && s.now >= s.measureEnd {
+		st.stop(s.measureEnd)
+	}
+}
+
+// stop closes the window at cycle end.
+func (st *stats) stop(end int64) {
+	st.measuring, st.stopped, st.end = false, true, end
+	for vl := range st.occInt {
+		st.occAdd(end, uint8(vl), 0, 0)
+	}
+}
+
+// occAt returns the occupancy integral of vl up to cycle t >= the last
+// change.
+func (st *stats) occAt(vl int, t int64) int64 {
+	return st.occInt[vl] + st.occ[vl]*(t-st.occLast[vl])
+}
+
+// occAdd changes the flits buffered on vl by delta at cycle now; flits is
+// the new fill of the buffer that grew (for the maximum).
+func (st *stats) occAdd(now int64, vl uint8, delta int64, flits int32) {
+	st.occInt[vl] += st.occ[vl] * (now - st.occLast[vl])
+	st.occLast[vl] = now
+	st.occ[vl] += delta
+	if flits > st.occMax[vl] && st.measuring {
+		st.occMax[vl] = flits
+	}
+}
+
+func (st *stats) packet(class uint8, lat, net int64) {
+	c := &st.classes[class]
+	l, n := clamp32(lat), clamp32(net)
+	st.lat = append(st.lat, l)
+	st.netLat = append(st.netLat, n)
+	c.lat = append(c.lat, l)
+	c.netLat = append(c.netLat, n)
+}
+
+func (st *stats) message(class uint8, lat int64) {
+	l := clamp32(lat)
+	st.msgLat = append(st.msgLat, l)
+	st.classes[class].msgLat = append(st.classes[class].msgLat, l)
+}
+
+func clamp32(x int64) int32 {
+	if x > 1<<31-1 {
+		return 1<<31 - 1
+	}
+	return int32(x)
+}
+
+// LatencyStats summarises latencies in cycles.
+type LatencyStats struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   int64   `json:"p50"`
+	P99   int64   `json:"p99"`
+	Max   int64   `json:"max"`
+}
+
+// summarize sorts xs (in place) and computes its statistics; percentiles
+// are nearest-rank.
+func summarize(xs []int32) LatencyStats {
+	if len(xs) == 0 {
+		return LatencyStats{}
+	}
+	slices.Sort(xs)
+	var sum int64
+	for _, x := range xs {
+		sum += int64(x)
+	}
+	rank := func(p float64) int64 {
+		k := int(p*float64(len(xs))+0.999999999) - 1
+		return int64(xs[min(max(k, 0), len(xs)-1)])
+	}
+	return LatencyStats{
+		Count: int64(len(xs)), Mean: float64(sum) / float64(len(xs)),
+		P50: rank(0.5), P99: rank(0.99), Max: int64(xs[len(xs)-1]),
+	}
+}
