@@ -37,6 +37,11 @@ bench-opensm:
 	$(GO) build -o $(BIN)/ ./cmd/nuesm
 	bench/opensm/bench.sh
 
+## bench-fip: the fail-in-place study (issue 9) -> bench/fip/RESULTS.md and plots
+.PHONY: bench-fip
+bench-fip: build
+	bench/fip/run.sh
+
 ## bench-nue: the Nue issue's figures (k sweep, vs MinHop, scale) -> bench/nue/RESULTS.md
 bench-nue: build
 	bench/nue/run.sh bench/nue/RESULTS.md
