@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -69,44 +67,12 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 // readTableSet reads a directory or dump file (see tablesHelp). Old tables
 // may name switches the fabric lost and miss switches it gained.
 func readTableSet(path string, g *fabric.Graph, lenient bool) (*lft.Routing, error) {
-	st, err := os.Stat(path)
+	r, err := lft.ReadTableSet(path, g, lft.ReadOptions{SkipUnknownSwitches: lenient, AllowMissingSwitches: lenient})
 	if err != nil {
 		return nil, err
-	}
-	dump, dir := path, filepath.Dir(path)
-	if st.IsDir() {
-		dump, dir = filepath.Join(path, "opensm-lfts.dump"), path
-	}
-	f, err := os.Open(dump)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := lft.ReadLFTs(f, dump, g, lft.ReadOptions{SkipUnknownSwitches: lenient, AllowMissingSwitches: lenient})
-	if err != nil {
-		return nil, err
-	}
-	if p := filepath.Join(dir, "nuesm.sl"); exists(p) {
-		sl, n, err := lft.ReadSLFile(p, g)
-		if err != nil {
-			return nil, err
-		}
-		r.SL, r.NumVLs = sl, n
-	}
-	if p := filepath.Join(dir, "opensm-sl2vl.dump"); exists(p) {
-		m, err := lft.ReadOpenSMSL2VLFile(p, g)
-		if err != nil {
-			return nil, err
-		}
-		r.SL2VL = m
 	}
 	r.Engine = path
 	return r, nil
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return !errors.Is(err, fs.ErrNotExist)
 }
 
 func newDiffCmd() *cobra.Command {
