@@ -148,7 +148,11 @@ func InjectFailures(f *fabric.Fabric, spec FailureSpec) (*fabric.Fabric, []Failu
 	}
 	r := rand.New(rand.NewPCG(spec.Seed, pcgStream))
 	inj.shuffle(r)
-	fails, err := inj.draw(r, nl, ns, spec.SkipCritical)
+	mode := applyCritical
+	if spec.SkipCritical {
+		mode = skipCritical
+	}
+	fails, err := inj.draw(r, nl, ns, mode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,20 +184,23 @@ type Year struct {
 	// Failures lists every applied (non-critical) failure up to the end of
 	// the year, in order; it extends the previous year's list.
 	Failures []Failure
-	// Repaired lists every critical failure drawn up to the end of the
+	// Repaired lists every critical failure event up to the end of the
 	// year (Critical set, LostCAs the CAs it would have cut off): fail-in-
-	// place repairs those, so they are not in Fabric.
+	// place repairs those, so they are not in Fabric. Failures and
+	// Repaired together are the year's events.
 	Repaired []Failure
 }
 
-// FailInPlace models fail-in-place operation over years: each year a
-// further linkRate of the original switch-to-switch cables and switchRate
-// of the original switches fail, on top of the earlier years' failures;
-// critical failures (ones that would disconnect a CA pair) are repaired
-// (FailureSpec.SkipCritical) and recorded in Year.Repaired. After year y,
-// round(y·rate·n) of the n candidates have failed, so eight years at 0.01
-// fail 8 % of them even on small fabrics where one year's 1 % rounds to
-// nothing.
+// FailInPlace models fail-in-place operation over years (seed 001 §2):
+// each year failure events hit a further linkRate of the original
+// switch-to-switch cables and switchRate of the original switches, drawn
+// from the live ones in a seeded order. "Repair critical failures only":
+// an event that would disconnect a CA pair is repaired (recorded in
+// Year.Repaired, the fabric unchanged); the others stay failed. After year
+// y, round(y·rate·n) of the n candidates have had an event, so eight years
+// at 0.01 hit 8 % of them even on small fabrics where one year's 1 %
+// rounds to nothing. In a direct network every switch holds hosts, so
+// every switch event is repaired.
 //
 // Each year's fabric is independent (mutating one does not affect the
 // others). With the same arguments the result is the same.
@@ -224,7 +231,7 @@ func FailInPlace(f *fabric.Fabric, linkRate, switchRate float64, years int, seed
 	for y := 1; y <= years; y++ {
 		tl := int(math.Round(float64(y) * linkRate * float64(len(inj.linkPool))))
 		ts := int(math.Round(float64(y) * switchRate * float64(len(inj.switchPool))))
-		got, err := inj.draw(r, tl-nl, ts-ns, true)
+		got, err := inj.draw(r, tl-nl, ts-ns, repairCritical)
 		if err != nil {
 			return nil, fmt.Errorf("topo: failure years: year %d: %w", y, err)
 		}
@@ -254,10 +261,19 @@ func resolveCount(kind string, n int, frac float64, avail int) (int, error) {
 	return n, nil
 }
 
-// draw applies nl link and ns switch failures, the kinds interleaved in a
-// random order, each the next live candidate of its shuffled pool (with
-// skip, the next non-critical one).
-func (inj *injector) draw(r *rand.Rand, nl, ns int, skip bool) ([]Failure, error) {
+// How draw treats a critical candidate.
+type criticalMode uint8
+
+const (
+	applyCritical  criticalMode = iota // apply it (and report it critical)
+	skipCritical                       // repair it and draw another in its place
+	repairCritical                     // repair it: the event happened, nothing fails
+)
+
+// draw makes nl link and ns switch failure events, the kinds interleaved
+// in a random order, each the next live candidate of its shuffled pool,
+// and returns the failures applied; mode says what a critical one does.
+func (inj *injector) draw(r *rand.Rand, nl, ns int, mode criticalMode) ([]Failure, error) {
 	kinds := make([]FailureKind, 0, nl+ns)
 	for i := 0; i < nl; i++ {
 		kinds = append(kinds, LinkFailure)
@@ -268,22 +284,25 @@ func (inj *injector) draw(r *rand.Rand, nl, ns int, skip bool) ([]Failure, error
 	r.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
 	out := make([]Failure, 0, len(kinds))
 	for _, k := range kinds {
-		fl, err := inj.next(k, skip)
+		fl, applied, err := inj.next(k, mode)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, fl)
+		if applied {
+			out = append(out, fl)
+		}
 	}
 	return out, nil
 }
 
-// next draws and applies the next failure of kind k.
-func (inj *injector) next(k FailureKind, skip bool) (Failure, error) {
+// next draws the next failure of kind k and applies it unless it is
+// critical and mode repairs it (recorded in inj.repaired).
+func (inj *injector) next(k FailureKind, mode criticalMode) (Failure, bool, error) {
 	for {
 		var x cand
 		if k == LinkFailure {
 			if inj.nextLink == len(inj.linkPool) {
-				return Failure{}, inj.exhausted("link", skip)
+				return Failure{}, false, inj.exhausted("link", mode == skipCritical)
 			}
 			x = cand{cable: inj.linkPool[inj.nextLink], sw: fabric.NoNode}
 			inj.nextLink++
@@ -292,7 +311,7 @@ func (inj *injector) next(k FailureKind, skip bool) (Failure, error) {
 			}
 		} else {
 			if inj.nextSwitch == len(inj.switchPool) {
-				return Failure{}, inj.exhausted("switch", skip)
+				return Failure{}, false, inj.exhausted("switch", mode == skipCritical)
 			}
 			x = cand{cable: -1, sw: inj.switchPool[inj.nextSwitch]}
 			inj.nextSwitch++
@@ -302,14 +321,17 @@ func (inj *injector) next(k FailureKind, skip bool) (Failure, error) {
 		if x.cable >= 0 {
 			fl.Link = inj.cables[x.cable]
 		}
-		if critical && skip {
+		if critical && mode != applyCritical {
 			// Repaired. Every later state of a fail-in-place run connects
 			// the same CA pairs, so this candidate stays critical for good.
 			inj.repaired = append(inj.repaired, fl)
+			if mode == repairCritical {
+				return fl, false, nil
+			}
 			continue
 		}
 		inj.apply(x, critical, after)
-		return fl, nil
+		return fl, true, nil
 	}
 }
 

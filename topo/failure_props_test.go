@@ -200,7 +200,7 @@ func TestFailuresQuickPath(t *testing.T) {
 		}
 		inj.shuffle(r)
 		// Some failures first, critical ones included.
-		if _, err := inj.draw(r, min(len(inj.linkPool), r.IntN(4)), min(len(inj.switchPool), r.IntN(3)), false); err != nil && !errors.Is(err, ErrFailureSpec) {
+		if _, err := inj.draw(r, min(len(inj.linkPool), r.IntN(4)), min(len(inj.switchPool), r.IntN(3)), applyCritical); err != nil && !errors.Is(err, ErrFailureSpec) {
 			t.Fatal(err)
 		}
 		var cands []cand
@@ -367,6 +367,10 @@ func TestFailureYears(t *testing.T) {
 	if len(fabs) != 8 || len(fails) != 8 {
 		t.Fatalf("%d fabrics, %d failure lists, want 8", len(fabs), len(fails))
 	}
+	ys, err := FailInPlace(f, 0.01, 0.01, 8, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cables := f.Links()
 	for y := 1; y <= 8; y++ {
 		fy, out := fails[y-1], fabs[y-1]
@@ -390,8 +394,24 @@ func TestFailureYears(t *testing.T) {
 				}
 			}
 		}
-		if nl != wantL || ns != wantS {
-			t.Fatalf("year %d: %d links %d switches, want %d %d", y, nl, ns, wantL, wantS)
+		// Events: the applied failures plus the critical ones repaired
+		// (only leaves hold hosts, so only leaf failures are critical).
+		rl, rs := 0, 0
+		for _, fl := range ys[y-1].Repaired {
+			if !fl.Critical {
+				t.Fatalf("year %d: repaired failure %+v is not critical", y, fl)
+			}
+			if fl.Kind == LinkFailure {
+				rl++
+			} else {
+				rs++
+				if fl.Switch < 8 {
+					t.Fatalf("year %d: spine %d repaired as critical", y, fl.Switch)
+				}
+			}
+		}
+		if nl+rl != wantL || ns+rs != wantS {
+			t.Fatalf("year %d: %d+%d link and %d+%d switch events (applied+repaired), want %d %d", y, nl, rl, ns, rs, wantL, wantS)
 		}
 		if y > 1 && !fiSame(fy[:len(fails[y-2])], fails[y-2]) {
 			t.Fatalf("year %d does not extend year %d", y, y-1)
@@ -439,10 +459,17 @@ func TestFailureYears(t *testing.T) {
 			t.Errorf("FailureYears(%v, %v, %d): %v, want ErrFailureSpec", c.lr, c.sr, c.years, err)
 		}
 	}
-	// A tree cannot fail in place.
+	// In a tree every failure is critical: each event is repaired and the
+	// fabric stays whole.
 	tree := fiFabric(t, []int{1, 1, 1}, [][2]int{{0, 1}, {0, 2}})
-	if _, _, err := FailureYears(tree, 0.5, 0, 1, 1); !errors.Is(err, ErrAllCritical) {
-		t.Errorf("tree: %v, want ErrAllCritical", err)
+	ys, err = FailInPlace(tree, 0.5, 0, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for y, yr := range ys {
+		if len(yr.Failures) != 0 || len(yr.Repaired) != y+1 || len(yr.Fabric.Links()) != len(tree.Links()) {
+			t.Errorf("tree year %d: %d applied, %d repaired, %d cables; want 0, %d, %d", y+1, len(yr.Failures), len(yr.Repaired), len(yr.Fabric.Links()), y+1, len(tree.Links()))
+		}
 	}
 }
 
