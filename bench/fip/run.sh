@@ -28,7 +28,10 @@ run() { # name, gen args, engines
   # shellcheck disable=SC2086
   $nuesm gen $gen -o "$work/$name.topo" 2>/dev/null
   mkdir -p "bench/fip/$name"
-  $nuesm fip "$work/$name.topo" --engines "$engines" --seeds 1,2,3 -o "bench/fip/$name" 2>/dev/null > "$work/$name.txt"
+  if ! $nuesm fip "$work/$name.topo" --engines "$engines" --seeds 1,2,3 -o "bench/fip/$name" 2> "$work/$name.err" > "$work/$name.txt"; then
+    tr '\r' '\n' < "$work/$name.err" | grep -v '^fip: [0-9]' >&2
+    exit 1
+  fi
   {
     echo
     echo "## $name (\`nuesm gen $gen\`)"
@@ -42,4 +45,8 @@ run() { # name, gen args, engines
 }
 run fattree-4-3 "fattree --k 4 --n 3" nue,dfsssp,updn,minhop,ftree
 run torus-4x4x4 "torus --dims 4x4x4 --hosts 2" nue,dfsssp,updn,minhop,dor,lash
+# Hand-written reading of the figures, kept beside the script.
+if [ -f bench/fip/NOTES.md ]; then
+  { echo; cat bench/fip/NOTES.md; } >> "$out"
+fi
 echo "wrote $out"
