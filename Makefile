@@ -53,10 +53,11 @@ bench-flitsim:
 	bench/flitsim/run.sh bench/flitsim/RESULTS.md
 
 ## bench-seeds: the seed papers' reproduction reports; runs every
-## bench/seeds/*/run.sh, each rewriting its RESULTS.md
+## bench/seeds/*/run.sh (each rewrites its RESULTS.md, the adaptive-routing
+## runs included) and every sim.sh (minimal-routing simulations, SIM.md)
 .PHONY: bench-seeds
 bench-seeds:
-	@for s in bench/seeds/*/run.sh; do echo "== $$s"; $$s || exit 1; done
+	@for s in bench/seeds/*/run.sh bench/seeds/*/sim.sh; do echo "== $$s"; $$s || exit 1; done
 
 lint:
 	$(GO) vet $(PKGS)

@@ -315,6 +315,9 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	s.inUsed[li] = s.now
 	s.wh.push(s.now+s.lat, event{link: li, vl: vl, kind: evCredit})
 	s.ov[ov].credits--
+	if s.outPend != nil {
+		s.outPend[lo]--
+	}
 	s.freeAt[lo] = max(s.freeAt[lo], s.now<<10) + s.gap
 	s.wh.push(s.now+int64(s.n.lkDelay[lo]), event{link: lo, pkt: s.en[e].pkt, vl: c.vl, kind: kind})
 	s.arb.commit(&s.arbSt[lo], c, tail, ready)

@@ -18,7 +18,12 @@ func (s *sim) arrive(sw int32, ev *event) {
 		e = s.iv[ivc].free
 		s.iv[ivc].free = s.en[e].next
 		s.en[e].pkt, s.en[e].arr, s.en[e].sent = ev.pkt, 0, 0
-		s.en[e].out = s.route(sw, l, ev.pkt)
+		if s.n.pol != nil {
+			s.en[e].out = s.routePolicy(sw, l, ev.pkt)
+			s.outPend[s.en[e].out>>s.vs] += s.P
+		} else {
+			s.en[e].out = s.route(sw, l, ev.pkt)
+		}
 		tail := s.iv[ivc].tail
 		s.en[e].next, s.en[e].prev = -1, tail
 		if tail >= 0 {

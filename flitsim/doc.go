@@ -37,6 +37,19 @@
 //     input until its tail (weights are still counted in flits). Wormhole
 //     interleaves VLs flit by flit, as virtual channels do.
 //
+// # Routing policies
+//
+// Network.WithRouting replaces the LFT by a per-hop RoutingPolicy: when a
+// head flit arrives, the switch picks the output port from the packet's
+// state (hop counters, phase bit, intermediate group) and its view of the
+// output queues (flits waiting here for a port plus the downstream
+// buffer's fill, from credits): MIN-adaptive, LAR (seed 000 Algorithm 1),
+// Valiant, UGAL and conditional rules (seed 002 §V-D), PORA (seed 004
+// §5.1). A vcpolicy.Policy may assign every hop's VL instead of SL2VL.
+// Random choices draw from a PCG stream per switch. The zero policy is
+// the LFT, with results identical to the plain Network. Bound walks LFT
+// paths only.
+//
 // Everything is deterministic for a seed: every source draws from its own
 // PCG stream (math/rand/v2), the event order within a cycle is fixed, and
 // no map is iterated. Runs allocate nothing per flit once warmed up:
@@ -49,7 +62,7 @@
 //
 // Traffic selects the destination pattern (uniform, shift all-to-all,
 // permutations, hot spot, nearest neighbour, Dragonfly adversarial, RSI
-// super-node hot spot, compute/I-O), the arrival process (Bernoulli,
+// super-node hot spot, super-node-local, compute/I-O), the arrival process (Bernoulli,
 // exponential, Weibull) at an offered load, message sizes and classes.
 // Open-loop runs measure packets created in a window after a warm-up and
 // drain them; finite patterns report their completion time.

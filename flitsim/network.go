@@ -70,6 +70,8 @@ type Network struct {
 	portOff         []int32 // per switch: offset into portLink
 	portLink        []int32 // (switch, port) -> link leaving through it, -1 none
 	maxIn           int     // most inputs of any switch
+
+	pol *policy // per-hop routing policy, nil: the LFT and SL2VL
 }
 
 // NewNetwork compiles g, r and cfg (defaults applied). It checks that the

@@ -109,6 +109,9 @@ func (s *sim) newMessage(src, dst int32, class uint8, phase int32) {
 	sl := r.SL.Of(n.nodeSw[src], int(n.nodeLID[src]), int(n.nodeLID[dst]))
 	off := uint8(c.VLOffset)
 	injVL := r.SL2VL.InjectVL(sl) + off
+	if n.pol != nil && n.pol.VC != nil {
+		injVL = off // the VC policy assigns the switch hops
+	}
 	q := &s.nicQ[src*s.V+int32(injVL)]
 	for k := int32(0); k < np; k++ {
 		var p int32
@@ -235,6 +238,8 @@ func (s *sim) deliver(p int32) {
 	if pk.measured {
 		s.st.packet(pk.class, s.now-pk.created, s.now-pk.injected)
 		s.outstand--
+		s.hopSum += int64(pk.hops)
+		s.hopPkts++
 	}
 	if s.opt.OnDeliver != nil {
 		s.opt.OnDeliver(Delivery{Src: pk.src, Dst: pk.dst, Class: pk.class, Seq: pk.seq,

@@ -25,7 +25,7 @@ type workload struct {
 	cand    []int32
 
 	compute []int32 // IO: the compute nodes; position of node i in pos[i]
-	pos     []int32
+	pos     []int32 // IO: position among compute; GroupLocal: among cand of its group
 }
 
 // compile builds the workload of t (defaults applied, validated) on n;
@@ -79,7 +79,7 @@ func compile(n *Network, t Traffic, seed uint64) (*workload, error) {
 		}
 	case Neighbor:
 		w.neighbors(n)
-	case NextGroup, GroupHotSpot:
+	case NextGroup, GroupHotSpot, GroupLocal:
 		if err := w.groups(n); err != nil {
 			return nil, err
 		}
@@ -106,8 +106,12 @@ func compile(n *Network, t Traffic, seed uint64) (*workload, error) {
 		}
 	}
 	if w.key != nil {
+		least := int32(1) // candidates a source needs
+		if t.Pattern == GroupLocal {
+			least = 2 // its group holds the source itself
+		}
 		for i, k := range w.key {
-			if k < 0 || w.candOff[k] == w.candOff[k+1] {
+			if k < 0 || w.candOff[k+1]-w.candOff[k] < least {
 				w.key[i], w.active[i] = -1, false
 			}
 		}
@@ -176,7 +180,10 @@ func (w *workload) groups(n *Network) error {
 				target = t.DstGroup
 			}
 		}
-		if target >= 0 && target != g {
+		if t.Pattern == GroupLocal {
+			target = g
+		}
+		if target >= 0 && (target != g || t.Pattern == GroupLocal) {
 			w.cand = append(w.cand, members[target]...)
 		}
 		w.candOff = append(w.candOff, int32(len(w.cand)))
@@ -184,6 +191,14 @@ func (w *workload) groups(n *Network) error {
 	w.key = make([]int32, w.n)
 	for i, s := range n.nodeSw {
 		w.key[i] = int32(t.Groups[s])
+	}
+	if t.Pattern == GroupLocal {
+		w.pos = make([]int32, w.n)
+		for _, m := range members {
+			for j, i := range m {
+				w.pos[i] = int32(j)
+			}
+		}
 	}
 	if t.Pattern == GroupHotSpot && (t.SrcGroup >= G || t.DstGroup >= G) {
 		return fmt.Errorf("flitsim: group hot spot %d -> %d, the fabric has groups 0..%d: %w", t.SrcGroup, t.DstGroup, G-1, ErrConfig)
@@ -218,6 +233,10 @@ func (w *workload) dest(src int32, rng *rand.Rand) (int32, uint8) {
 		k := w.key[src]
 		lo, hi := w.candOff[k], w.candOff[k+1]
 		return w.cand[lo+rng.Int32N(hi-lo)], 0
+	case GroupLocal:
+		k := w.key[src]
+		lo, hi := w.candOff[k], w.candOff[k+1]
+		return w.cand[lo+uniformOther(rng, hi-lo, w.pos[src])], 0
 	case IO:
 		if rng.Float64() < t.IORatio {
 			return t.IONode[src], 1
@@ -281,6 +300,15 @@ func (w *workload) dist(src int32, fn func(dst int32, frac float64)) {
 			c := w.cand[w.candOff[k]:w.candOff[k+1]]
 			for _, d := range c {
 				fn(d, 1/float64(len(c)))
+			}
+		}
+	case GroupLocal:
+		if k := w.key[src]; k >= 0 {
+			c := w.cand[w.candOff[k]:w.candOff[k+1]]
+			for _, d := range c {
+				if d != src {
+					fn(d, 1/float64(len(c)-1))
+				}
 			}
 		}
 	case IO:

@@ -67,6 +67,14 @@ type Result struct {
 	FlitHops int64 `json:"flit_hops"`
 
 	Deadlock *DeadlockError `json:"deadlock,omitempty"`
+
+	// Under a RoutingPolicy (Network.WithRouting): its name, the measured
+	// packets that misrouted, their mean switch-to-switch hops, and the
+	// hops that asked for a VC the VC policy lacks.
+	Policy     string  `json:"policy,omitempty"`
+	Misrouted  int64   `json:"misrouted,omitempty"`
+	MeanHops   float64 `json:"mean_hops,omitempty"`
+	VCOverflow int64   `json:"vc_overflow,omitempty"`
 }
 
 // ClassResult is the part of a Result for one traffic class.
@@ -122,6 +130,12 @@ func (s *sim) result() *Result {
 	}
 	if t.Pattern == Shift {
 		res.Load = 0
+	}
+	if n.pol != nil {
+		res.Policy, res.Misrouted, res.VCOverflow = n.pol.Name(), s.misrouted, s.vcOverflow
+		if s.hopPkts > 0 {
+			res.MeanHops = float64(s.hopSum) / float64(s.hopPkts)
+		}
 	}
 	res.OfferedFraction, res.AcceptedFraction = res.Offered/bw, res.Accepted/bw
 	res.AcceptedMin = -1

@@ -46,9 +46,13 @@ const (
 	// (class 1, "io") and the rest uniformly to the other compute nodes
 	// (class 0, "compute"); I/O nodes are idle.
 	IO
+	// GroupLocal keeps traffic inside the groups (RSI super-node-local
+	// traffic): a node sends to a node drawn uniformly among the other
+	// nodes of its switch's group; nodes alone in their group are idle.
+	GroupLocal
 )
 
-var patternNames = [...]string{"uniform", "shift", "permutation", "bitreverse", "transpose", "hotspot", "neighbor", "nextgroup", "grouphotspot", "io"}
+var patternNames = [...]string{"uniform", "shift", "permutation", "bitreverse", "transpose", "hotspot", "neighbor", "nextgroup", "grouphotspot", "io", "grouplocal"}
 
 // String returns the pattern's name as ParsePattern reads it.
 func (p Pattern) String() string {
@@ -74,6 +78,8 @@ func ParsePattern(s string) (Pattern, error) {
 		return Neighbor, nil
 	case "adversarial", "adv", "adv+1":
 		return NextGroup, nil
+	case "local", "snlocal", "group-local", "supernode-local":
+		return GroupLocal, nil
 	}
 	return 0, fmt.Errorf("flitsim: unknown traffic pattern %q, expected one of %s: %w", s, strings.Join(Patterns(), ", "), ErrConfig)
 }
@@ -160,7 +166,7 @@ type Traffic struct {
 
 	// Groups gives per switch its group (topo.Topology.Group: Dragonfly
 	// group, RSI super node); a node belongs to its switch's group.
-	// Needed by NextGroup and GroupHotSpot.
+	// Needed by NextGroup, GroupHotSpot and GroupLocal.
 	Groups      []int
 	GroupOffset int // NextGroup: target group offset (default 1)
 	SrcGroup    int // GroupHotSpot: sending group
@@ -244,7 +250,7 @@ func (t *Traffic) validate(n *Network) error {
 		return bad("hot node %d, expected 0..%d", t.HotNode, N-1)
 	case t.Pattern == HotSpot && !(t.HotFraction >= 0 && t.HotFraction <= 1):
 		return bad("hot fraction %g, expected [0, 1]", t.HotFraction)
-	case (t.Pattern == NextGroup || t.Pattern == GroupHotSpot) && len(t.Groups) != n.g.NumSwitches():
+	case (t.Pattern == NextGroup || t.Pattern == GroupHotSpot || t.Pattern == GroupLocal) && len(t.Groups) != n.g.NumSwitches():
 		return bad("%d group entries, expected one per switch (%d)", len(t.Groups), n.g.NumSwitches())
 	case t.Pattern == GroupHotSpot && t.SrcGroup == t.DstGroup:
 		return bad("source and destination group are both %d", t.SrcGroup)

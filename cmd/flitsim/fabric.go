@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/nuesm/nuesm/cdg"
@@ -41,6 +39,8 @@ type loaded struct {
 	g      *fabric.Graph
 	r      *lft.Routing
 	groups []int
+	kind   string  // generator kind ("" for dumps)
+	coords [][]int // generator coordinates per switch, nil none
 }
 
 // load builds the fabric (file, embedded default or generator) and routes
@@ -51,7 +51,10 @@ func load(ctx context.Context, w io.Writer, args []string, ff fabricFlags) (*loa
 		return nil, err
 	}
 	if ff.lfts != "" {
-		l.r, err = readTables(ff.lfts, l.g)
+		l.r, err = lft.ReadTableSet(ff.lfts, l.g, lft.ReadOptions{})
+		if err == nil {
+			l.r.Engine = "tables " + ff.lfts
+		}
 	} else {
 		l.r, err = route(ctx, w, l.g, ff)
 	}
@@ -88,6 +91,7 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 			return nil, err
 		}
 		f, l.name, l.groups = tp.Fabric, tp.Kind+" "+tp.Params, tp.Group
+		l.kind, l.coords = tp.Kind, tp.Coords
 	default:
 		var res *ibnetdiscover.Result
 		var err error
@@ -166,41 +170,3 @@ func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*
 	return nil, fmt.Errorf("no engine produced tables: %w", errors.Join(errs...))
 }
 
-// readTables reads DIR/opensm-lfts.dump (or another LFT dump given as a
-// file) and, when present next to it, nuesm.sl and opensm-sl2vl.dump.
-func readTables(path string, g *fabric.Graph) (*lft.Routing, error) {
-	dir, file := path, filepath.Join(path, "opensm-lfts.dump")
-	if st, err := os.Stat(path); err == nil && !st.IsDir() {
-		dir, file = filepath.Dir(path), path
-	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := lft.ReadLFTs(f, file, g, lft.ReadOptions{})
-	if err != nil {
-		return nil, err
-	}
-	r.Engine = "tables " + file
-	if p := filepath.Join(dir, "nuesm.sl"); exists(p) {
-		sl, n, err := lft.ReadSLFile(p, g)
-		if err != nil {
-			return nil, err
-		}
-		r.SL, r.NumVLs = sl, n
-	}
-	if p := filepath.Join(dir, "opensm-sl2vl.dump"); exists(p) {
-		m, err := lft.ReadOpenSMSL2VLFile(p, g)
-		if err != nil {
-			return nil, err
-		}
-		r.SL2VL = m
-	}
-	return r, nil
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}

@@ -40,6 +40,7 @@ type runFlags struct {
 	ioEvery               int
 	ioRatio               float64
 	ioPackets, ioVLOffset int
+	roles                 string // io: a placement roles file (roles.go)
 
 	seed                  uint64
 	warmup, cycles, drain int64
@@ -47,6 +48,8 @@ type runFlags struct {
 	jsonOut               string
 	busiest               int
 	noBound               bool
+
+	pf policyFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -61,13 +64,24 @@ p50, p99; per class), VL buffer occupancy and the busiest links, next to the
 analytic saturation bound of the routing for the pattern. A deadlock stops
 the run; the cycle of blocked buffers is printed and the exit status is 1.
 
+--policy routes per hop instead of by the LFT: min (least occupied minimal
+port), lar/lar-toward (seed 000 Algorithm 1), val, ugal, conditional (seed
+002), pora-literal/pora-minimal (seed 004, --gen novacube); with switch
+groups the minimal ports are the two-level tables'. --vc-policy assigns
+every hop's VL by a vcpolicy rule instead of SL2VL. The bound walks LFT
+paths and is skipped under a policy.
+
 Patterns: ` + strings.Join(flitsim.Patterns(), ", ") + `.
 Engines: ` + strings.Join(routing.Names(), ", ") + `.`,
 		Example: `  flitsim run --default --engine ftree --traffic uniform --load 0.9
   flitsim run --gen fattree --gen-param k=4 --gen-param n=2 --engine ftree --traffic shift
   flitsim run --gen dragonfly --gen-param p=2 --gen-param a=4 --gen-param h=2 --engine nue \
       --traffic nextgroup --load 0.3 --json -
-  flitsim run fabric.topo --lfts out/ --traffic io --io-every 8 --io-ratio 0.1 --arrival exponential`,
+  flitsim run fabric.topo --lfts out/ --traffic io --io-every 8 --io-ratio 0.1 --arrival exponential
+  flitsim run --gen rsi --gen-param layer1=BR --gen-param supernodes=8 --engine dfsssp \
+      --traffic grouphotspot --load 1 --policy lar --lar-threshold 0.6 --vc-policy hops:7
+  flitsim run --gen dragonfly --gen-param p=4 --gen-param a=8 --gen-param h=4 --engine dfsssp \
+      --traffic nextgroup --load 0.8 --policy conditional --vc-policy df-2vc`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, args, rf) },
 	}
@@ -122,6 +136,7 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&rf.ioRatio, "io-ratio", 0.1, "io: fraction of messages that are I/O")
 	fl.IntVar(&rf.ioPackets, "io-message-packets", 4, "io: packets per I/O message")
 	fl.IntVar(&rf.ioVLOffset, "io-vl-offset", 0, "io: VL offset of the I/O class")
+	registerRoles(fl, rf)
 
 	fl.Uint64Var(&rf.seed, "seed", 1, "seed of the run (and of engines with random choices)")
 	fl.Int64Var(&rf.warmup, "warmup", 1000, "warm-up cycles")
@@ -132,6 +147,7 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&rf.jsonOut, "json", "", "also write the result (and bound) as JSON to FILE (\"-\" for stdout)")
 	fl.IntVar(&rf.busiest, "busiest", 5, "links to list in the table")
 	fl.BoolVar(&rf.noBound, "no-bound", false, "skip the analytic bound (O(N²) for N nodes)")
+	rf.pf.register(fl)
 }
 
 func (rf *runFlags) config() (flitsim.Config, error) {
@@ -173,7 +189,7 @@ func (rf *runFlags) workload(l *loaded, n *flitsim.Network) (flitsim.Traffic, er
 		return tr, err
 	}
 	switch tr.Pattern {
-	case flitsim.NextGroup, flitsim.GroupHotSpot:
+	case flitsim.NextGroup, flitsim.GroupHotSpot, flitsim.GroupLocal:
 		if l.groups == nil {
 			return tr, fmt.Errorf("traffic %s needs switch groups: generate the fabric with --gen (dragonfly, rsi…)", tr.Pattern)
 		}
@@ -187,6 +203,11 @@ func (rf *runFlags) workload(l *loaded, n *flitsim.Network) (flitsim.Traffic, er
 			tr.IONode[i] = int32(i - i%rf.ioEvery)
 			if i%rf.ioEvery == 0 {
 				tr.IONode[i] = -1
+			}
+		}
+		if rf.roles != "" {
+			if tr.IONode, err = rolesIONodes(rf.roles, n); err != nil {
+				return tr, err
 			}
 		}
 		tr.Classes = []flitsim.Class{{}, {MessagePackets: rf.ioPackets, VLOffset: rf.ioVLOffset}}
@@ -221,12 +242,22 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	if err != nil {
 		return err
 	}
+	specs, err := rf.pf.specs()
+	if err != nil {
+		return err
+	}
+	if len(specs) != 1 {
+		return fmt.Errorf("--policy: run takes one policy, got %d (sweep compares several)", len(specs))
+	}
+	if n, err = rf.pf.apply(n, l, specs[0]); err != nil {
+		return err
+	}
 	tr, err := rf.workload(l, n)
 	if err != nil {
 		return err
 	}
 	var b *flitsim.Bound
-	if !rf.noBound {
+	if !rf.noBound && rf.pf.plain(specs[0]) { // the bound walks the LFT paths
 		if b, err = n.Bound(tr, rf.seed); err != nil {
 			return err
 		}
@@ -240,6 +271,10 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	fmt.Fprintf(out, "fabric           %s: %d switches, %d nodes, %d links\n", l.name, l.g.NumSwitches(), n.NumNodes(), n.NumLinks())
 	if err := res.WriteTable(out, rf.busiest); err != nil {
 		return err
+	}
+	if res.Policy != "" {
+		fmt.Fprintf(out, "policy           %s: %d measured packets misrouted, %.3f switch hops per packet, %d hops beyond the VC policy\n",
+			res.Policy, res.Misrouted, res.MeanHops, res.VCOverflow)
 	}
 	if b != nil {
 		fmt.Fprintf(out, "bound            saturation at %.4f of link bandwidth (busiest link %s, %.3f flits/cycle per unit load)\n", b.Saturation, b.LinkName, b.MaxLoad)

@@ -163,9 +163,17 @@ type sweepDoc struct {
 
 // plan is what a sweep's flags resolve to.
 type plan struct {
-	engines []engineSpec
+	nets    []netSpec
 	pattern flitsim.Pattern
 	points  []flitsim.Point
+}
+
+// netSpec is one simulated network of a sweep: an engine's tables and a
+// routing policy; label names its points (ENGINE, or ENGINE@POLICY).
+type netSpec struct {
+	label  string
+	engine engineSpec
+	policy string
 }
 
 func (sf *sweepFlags) plan() (*plan, error) {
@@ -199,11 +207,24 @@ func (sf *sweepFlags) plan() (*plan, error) {
 		}
 		seeds[i] = uint64(s)
 	}
-	labels := make([]string, len(engines))
-	for i, e := range engines {
-		labels[i] = e.label
+	specs, err := sf.rf.pf.specs()
+	if err != nil {
+		return nil, err
 	}
-	return &plan{engines: engines, pattern: pattern, points: flitsim.SweepPoints(labels, loads, seeds)}, nil
+	pl := &plan{pattern: pattern}
+	var labels []string
+	for _, e := range engines {
+		for _, sp := range specs {
+			ns := netSpec{label: e.label, engine: e, policy: sp}
+			if len(specs) > 1 || sp != "lft" {
+				ns.label += "@" + sp
+			}
+			pl.nets = append(pl.nets, ns)
+			labels = append(labels, ns.label)
+		}
+	}
+	pl.points = flitsim.SweepPoints(labels, loads, seeds)
+	return pl, nil
 }
 
 func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
@@ -255,20 +276,34 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 	nets := map[string]flitsim.SweepNet{}
 	failed := map[string]string{}
 	var tr flitsim.Traffic
-	for _, e := range pl.engines {
+	type routed struct {
+		n   *flitsim.Network
+		err error
+	}
+	byEngine := map[string]routed{}
+	for _, ns := range pl.nets {
+		e := ns.engine
 		need := false
 		for _, p := range points {
-			need = need || p.Engine == e.label
+			need = need || p.Engine == ns.label
 		}
 		if !need {
 			continue
 		}
-		ff := sf.rf.ff
-		ff.engines, ff.vls, ff.seed = e.name, e.vls, sf.rf.seed
-		r, err := route(ctx, stderr, l.g, ff)
-		var n *flitsim.Network
+		rt, ok := byEngine[e.label]
+		if !ok {
+			ff := sf.rf.ff
+			ff.engines, ff.vls, ff.seed = e.name, e.vls, sf.rf.seed
+			r, err := route(ctx, stderr, l.g, ff)
+			if err == nil {
+				rt.n, err = flitsim.NewNetwork(l.g, r, cfg)
+			}
+			rt.err = err
+			byEngine[e.label] = rt
+		}
+		n, err := rt.n, rt.err
 		if err == nil {
-			n, err = flitsim.NewNetwork(l.g, r, cfg)
+			n, err = sf.rf.pf.apply(n, l, ns.policy)
 		}
 		if err == nil {
 			tr, err = sf.rf.workload(l, n)
@@ -277,15 +312,15 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 			}
 		}
 		var b *flitsim.Bound
-		if err == nil {
+		if err == nil && sf.rf.pf.plain(ns.policy) { // the bound walks the LFT paths
 			b, err = n.Bound(tr, sf.rf.seed)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: not simulated: %v\n", e.label, err)
-			failed[e.label] = err.Error()
+			fmt.Fprintf(stderr, "%s: not simulated: %v\n", ns.label, err)
+			failed[ns.label] = err.Error()
 			continue
 		}
-		nets[e.label] = flitsim.SweepNet{Net: n, Bound: b}
+		nets[ns.label] = flitsim.SweepNet{Net: n, Bound: b}
 	}
 	opt := flitsim.RunOptions{Warmup: sf.rf.warmup, Measure: sf.rf.cycles, Drain: sf.rf.drain, MaxCycles: sf.rf.maxCycles, DeadlockWindow: sf.rf.window}
 	var run []flitsim.Point

@@ -70,9 +70,11 @@ func LatencyLoad(rows []flitsim.Row, title string) (*plot.Plot, error) {
 	for _, e := range engines(rows) {
 		_, acc := meanBy(rows, e, func(r flitsim.Row) float64 { return r.Accepted })
 		_, lat := meanBy(rows, e, func(r flitsim.Row) float64 { return r.LatencyMean })
-		pts := make(plotter.XYs, len(acc))
+		pts := make(plotter.XYs, 0, len(acc))
 		for i := range acc {
-			pts[i].X, pts[i].Y = acc[i], lat[i]
+			if lat[i] > 0 { // no measured packet delivered: nothing to draw on a log scale
+				pts = append(pts, plotter.XY{X: acc[i], Y: lat[i]})
+			}
 		}
 		if len(pts) > 0 {
 			args = append(args, e, pts)

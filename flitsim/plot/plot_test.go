@@ -96,3 +96,18 @@ func TestPlots(t *testing.T) {
 		t.Error("heat map without channels")
 	}
 }
+
+// TestLatencyLoadNoDelivery: a point whose measured packets were not
+// delivered (mean latency 0, e.g. far beyond saturation) is left out of
+// the log-scale latency plot instead of making it panic.
+func TestLatencyLoadNoDelivery(t *testing.T) {
+	rs := rows()
+	rs = append(rs, flitsim.Row{Point: flitsim.Point{Index: len(rs), Engine: "dor", Load: 1, Seed: 1}, Pattern: "uniform", Accepted: 0.03})
+	p, err := LatencyLoad(rs, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(p, filepath.Join(t.TempDir(), "lat.svg"), 4*vg.Inch, 3*vg.Inch); err != nil {
+		t.Fatal(err)
+	}
+}

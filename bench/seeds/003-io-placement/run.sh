@@ -4,8 +4,8 @@
 # placements, placement with W I/O nodes, assignment loads and distance
 # histograms, and I/O failover. Writes RESULTS.md next to this script from
 # the commands' actual output. Usage: bench/seeds/003-io-placement/run.sh
-# (a few seconds). The saturation and latency trends (issue 9, items 3 and 5)
-# need the simulator and are not part of this report.
+# (a few seconds). The simulations (saturation, router priority, failures)
+# are sim.sh's SIM.md; this script keeps RESULTS.md's link to it.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 here=bench/seeds/003-io-placement
@@ -110,3 +110,4 @@ say ""
 say "\`--topo FILE\` writes the torus as an ibnetdiscover dump whose CA descriptions carry the role"
 say "(\`node0001 HCA-1 role=io\`, \`node0002 HCA-1 role=compute io=(0,0)\`)."
 echo "wrote $out"
+$here/sim.sh --link-only # link SIM.md (the simulations, sim.sh) from RESULTS.md

@@ -6,7 +6,8 @@
 # "pora" engine's deterministic tables next to DOR and Nue. Writes RESULTS.md
 # next to this script from the commands' actual output.
 # Usage: bench/seeds/004-novacube/run.sh  (about half a minute on 2 cores).
-# PORA as a simulator policy (latency, throughput) is not part of this report.
+# PORA as a simulator policy (latency, throughput): adaptive.sh, called at the
+# end, appends its section.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 here=bench/seeds/004-novacube
@@ -76,3 +77,5 @@ for spec in "torus --dims 8x8:dor" "novacube --k 8 --n 2:pora" "novacube --k 8 -
 done
 say "\`\`\`"
 echo "wrote $out"
+bench/seeds/004-novacube/adaptive.sh # the simulator policies: appends its section to RESULTS.md
+bench/seeds/004-novacube/sim.sh --link-only # link SIM.md (minimal-routing simulations, sim.sh) from RESULTS.md
