@@ -169,4 +169,3 @@ func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*
 	}
 	return nil, fmt.Errorf("no engine produced tables: %w", errors.Join(errs...))
 }
-
