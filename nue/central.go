@@ -1,6 +1,10 @@
 package nue
 
-import "github.com/nuesm/nuesm/fabric"
+import (
+	"sync"
+
+	"github.com/nuesm/nuesm/fabric"
+)
 
 // components labels every switch with the lowest switch index of its
 // connected component of the switch graph.
@@ -25,36 +29,66 @@ func components(g *fabric.Graph) []int32 {
 	return comp
 }
 
-// centralRoots picks a layer's roots (Algorithm 4.1, lines 3–4): the
-// convex subgraph H of the switches holding the layer's destinations is
-// the set of switches on shortest paths between them, and the root is the
-// switch of highest betweenness centrality inside H (Brandes, "A faster
-// algorithm for betweenness centrality", J. Math. Sociol. 25(2), 2001),
-// counting shortest paths between destination switches weighted by their
-// number of destinations. A disconnected switch graph gets one root per
-// component that holds destinations (index: comp label; -1 otherwise).
-// O(|D|·(S+C)) for |D| destination switches.
-func centralRoots(g *fabric.Graph, ds []dest, comp []int32) (roots []int32, hull []bool) {
-	S := g.NumSwitches()
-	n := make([]float64, S)
-	for _, d := range ds {
-		n[d.sw]++
+// centralRoots picks every layer's roots (Algorithm 4.1, lines 3–4):
+// sets[i] holds the destinations layer i's escape paths cover. The convex
+// subgraph H of the switches holding them is the set of switches on
+// shortest paths between them, and the root is the switch of highest
+// betweenness centrality inside H (Brandes, "A faster algorithm for
+// betweenness centrality", J. Math. Sociol. 25(2), 2001), counting shortest
+// paths between destination switches weighted by their number of
+// destinations. A disconnected switch graph gets one root per component
+// that holds destinations (index: comp label; -1 otherwise). Layers are
+// independent, so up to workers goroutines share them out; the result does
+// not depend on workers. O(|D|·(S+C)) per layer for |D| destination
+// switches.
+func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][]int32 {
+	roots := make([][]int32, len(sets))
+	workers = max(1, min(workers, len(sets)))
+	var wg sync.WaitGroup
+	for k := 0; k < workers; k++ {
+		var mine []int
+		for i := k; i < len(sets); i += workers {
+			mine = append(mine, i)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			brandes(g, sets, mine, comp, roots)
+		}()
 	}
-	bc := make([]float64, S)
-	hull = make([]bool, S)
+	wg.Wait()
+	return roots
+}
+
+// brandes sets roots[i] for the layers i in mine. The breadth-first search
+// from a source switch does not depend on the layer, so it runs once for
+// all of them; each layer accumulates in the same order as on its own.
+func brandes(g *fabric.Graph, sets [][]dest, mine []int, comp []int32, roots [][]int32) {
+	S := g.NumSwitches()
+	n := make([][]float64, len(mine))
+	bc := make([][]float64, len(mine))
+	hull := make([][]bool, len(mine))
+	for li, i := range mine {
+		n[li], bc[li], hull[li] = make([]float64, S), make([]float64, S), make([]bool, S)
+		for _, d := range sets[i] {
+			n[li][d.sw]++
+		}
+	}
 	dist := make([]int32, S)
 	sigma := make([]float64, S)
 	delta := make([]float64, S)
 	order := make([]int32, 0, S)
 	for s := int32(0); int(s) < S; s++ {
-		if n[s] == 0 {
+		needed := false
+		for li := range mine {
+			needed = needed || n[li][s] != 0
+		}
+		if !needed {
 			continue
 		}
-		hull[s] = true
 		for i := range dist {
 			dist[i] = -1
 			sigma[i] = 0
-			delta[i] = 0
 		}
 		order = append(order[:0], s)
 		dist[s], sigma[s] = 0, 1
@@ -71,33 +105,45 @@ func centralRoots(g *fabric.Graph, ds []dest, comp []int32) (roots []int32, hull
 				}
 			}
 		}
-		for i := len(order) - 1; i > 0; i-- {
-			w := order[i]
-			coeff := (n[w] + delta[w]) / sigma[w]
-			for c := g.Off[w]; c < g.Off[w+1]; c++ {
-				v := g.Head[c]
-				if dist[v] == dist[w]-1 {
-					delta[v] += sigma[v] * coeff
+		for li := range mine {
+			nl, bl, hl := n[li], bc[li], hull[li]
+			if nl[s] == 0 {
+				continue
+			}
+			hl[s] = true
+			for _, v := range order {
+				delta[v] = 0
+			}
+			for i := len(order) - 1; i > 0; i-- {
+				w := order[i]
+				coeff := (nl[w] + delta[w]) / sigma[w]
+				for c := g.Off[w]; c < g.Off[w+1]; c++ {
+					v := g.Head[c]
+					if dist[v] == dist[w]-1 {
+						delta[v] += sigma[v] * coeff
+					}
+				}
+				bl[w] += nl[s] * delta[w]
+				if delta[w] > 0 {
+					hl[w] = true
 				}
 			}
-			bc[w] += n[s] * delta[w]
-			if delta[w] > 0 {
-				hull[w] = true
+		}
+	}
+	for li, i := range mine {
+		r := make([]int32, S)
+		for v := range r {
+			r[v] = -1
+		}
+		for v := int32(0); int(v) < S; v++ {
+			if !hull[li][v] {
+				continue
+			}
+			c := comp[v]
+			if x := r[c]; x < 0 || bc[li][v] > bc[li][x] {
+				r[c] = v
 			}
 		}
+		roots[i] = r
 	}
-	roots = make([]int32, S)
-	for i := range roots {
-		roots[i] = -1
-	}
-	for v := int32(0); int(v) < S; v++ {
-		if !hull[v] {
-			continue
-		}
-		c := comp[v]
-		if r := roots[c]; r < 0 || bc[v] > bc[r] {
-			roots[c] = v
-		}
-	}
-	return roots, hull
 }

@@ -16,8 +16,9 @@
 //  3. Per destination, a modified Dijkstra grows the tree of next hops from
 //     the destination outwards. A switch may join through a turn already in
 //     use; an unused turn only if it closes no cycle among the used turns
-//     (checked incrementally with a dynamic topological order, Pearce &
-//     Kelly, ACM JEA 11, 2006); otherwise the turn is blocked for the layer.
+//     (checked incrementally with a dynamic topological order,
+//     Marchetti-Spaccamela, Nanni & Rohnert, IPL 59, 1996); otherwise the
+//     turn is blocked for the layer.
 //     Turns a destination tries but does not keep are released again. When
 //     switches stay unreached, a local backtracking step reroutes one
 //     neighbour; when that fails too, the destination falls back to the

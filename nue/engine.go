@@ -173,23 +173,27 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	// a small tie-breaking bump so the next layer's tree prefers others
 	// among equal-length choices.
 	tie := append([]int64(nil), w...)
+	covers := make([][]dest, len(parts))
+	for i, lds := range parts {
+		covers[i] = lds
+		if !conservative {
+			var terms []dest
+			for _, d := range lds {
+				if d.term {
+					terms = append(terms, d)
+				}
+			}
+			if len(terms) > 0 {
+				covers[i] = terms
+			}
+		}
+	}
+	allRoots := centralRoots(g, covers, comp, opt.Workers)
 	for i, lds := range parts {
 		l := newLayer(i, g, ti, comp, compSrc, own, src, lds)
 		l.jobOwn = jobOwn
-		covered := lds
-		if !conservative {
-			covered = nil
-			for _, d := range lds {
-				if d.term {
-					covered = append(covered, d)
-				}
-			}
-			if len(covered) == 0 {
-				covered = lds
-			}
-		}
+		covered, roots := covers[i], allRoots[i]
 		l.escapeAll = len(covered) == len(lds)
-		roots, _ := centralRoots(g, covered, comp)
 		l.parent = escapeTree(g, roots, comp, tie, l.nh)
 		l.ut.seedOrder(level)
 		markEscape(g, l.ut, l.parent, covered, src)

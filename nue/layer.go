@@ -215,25 +215,29 @@ func (l *layer) fillUnreached(dsw int32) {
 func (l *layer) relax(u int32, w []int64) {
 	g, ut := l.g, l.ut
 	vu := l.via[u]
-	off := int32(-1) // vu's slot among the channels leaving u
+	// The turns from u's in-channels onto vu, as bits by the slot of the
+	// reverse channel (see usedTurns.in): no per-turn state lookups.
+	var inUsed, inBlk []uint64
 	if vu >= 0 {
-		off = vu - g.Off[u]
+		o := int(vu) * l.ti.words
+		inUsed, inBlk = ut.in[o:o+l.ti.words], ut.blk[o:o+l.ti.words]
 	}
-	base := l.ti.base
 	du := l.dist[u]
-	for cc := g.Off[u]; cc < g.Off[u+1]; cc++ {
-		c := g.Rev[cc] // v -> u
-		v := g.Tail[c]
+	off := g.Off[u]
+	for cc := off; cc < g.Off[u+1]; cc++ {
+		v := g.Head[cc]
 		if l.settled[v] {
 			continue
 		}
+		c := g.Rev[cc] // v -> u
 		used := true
-		if off >= 0 {
-			st := ut.state[base[c]+off]
-			if st == tBlocked {
+		if inUsed != nil {
+			j := cc - off
+			bit := uint64(1) << (j & 63)
+			if inBlk[j>>6]&bit != 0 {
 				continue
 			}
-			used = st >= tEscape
+			used = inUsed[j>>6]&bit != 0
 		}
 		nd := du + w[c]
 		if nd < l.dist[v] || (nd == l.dist[v] && l.better(c, used, v, w)) {

@@ -11,7 +11,7 @@ import (
 )
 
 // TestUsedTurnsAgainstTarjan checks the incremental acyclicity test
-// (Pearce–Kelly order) against a full recomputation: gonum's Tarjan SCC on
+// (dynamic topological order) against a full recomputation: gonum's Tarjan SCC on
 // the graph of used turns after each tentative insertion. Turns are also
 // released again at random, as tentative turns are in Nue.
 func TestUsedTurnsAgainstTarjan(t *testing.T) {
