@@ -57,3 +57,7 @@ for spec in "clos3 --radix 36:3-level Clos radix 36" "dragonfly --p 8 --a 16 --h
   read -r cas sws hops efi secs < <(python3 -c "import json;d=json.load(open('$work/bigout/summary.json'));print(d['terminals'],d['switches'],d['avg_hops'],d['max_efi'],d['route_seconds'])")
   say "| $name | $cas | $sws | $(printf %.1f "$secs") | $wall | $rss | $(printf %.3f "$hops") | $efi |"
 done
+# Hand-written reading of the figures, kept beside the script.
+if [ -f bench/nue/NOTES.md ] && [ "$out" != /dev/null ]; then
+  { echo; cat bench/nue/NOTES.md; } >> "$out"
+fi
