@@ -117,10 +117,7 @@ say "only super-node-local traffic closes it."
 say "<!-- adaptive:end -->"
 
 # Replace the section if RESULTS.md has it, else append it.
-if grep -q '<!-- adaptive:begin' "$out"; then
-  awk -v f="$sec" '/<!-- adaptive:begin/{while((getline l < f)>0) print l; skip=1; next} /<!-- adaptive:end -->/{skip=0; next} !skip' "$out" >"$work/new"
-  cp "$work/new" "$out"
-else
-  { echo; cat "$sec"; } >>"$out"
-fi
+# shellcheck source=../lib.sh
+. bench/seeds/lib.sh
+put_block adaptive "$out" "$sec"
 echo "wrote $out (section 4) and $data/"

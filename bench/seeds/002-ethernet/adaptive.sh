@@ -97,10 +97,8 @@ say "ADV+1 falls toward MIN (0.19–0.23) while UN comes close to MIN (0.62–0.
 say "No threshold serves both; the default 0.6 favours ADV+1."
 say "<!-- adaptive:end -->"
 
-if grep -q '<!-- adaptive:begin' "$out"; then
-  awk -v f="$sec" '/<!-- adaptive:begin/{while((getline l < f)>0) print l; skip=1; next} /<!-- adaptive:end -->/{skip=0; next} !skip' "$out" >"$work/new"
-  cp "$work/new" "$out"
-else
-  { echo; cat "$sec"; } >>"$out"
-fi
+# Replace the section if RESULTS.md has it, else append it.
+# shellcheck source=../lib.sh
+. bench/seeds/lib.sh
+put_block adaptive "$out" "$sec"
 echo "wrote $out (section 4) and $data/"

@@ -82,10 +82,8 @@ say "about where the deterministic pora tables do, a third above torus DOR on 8�
 say "on 4×4×4 under random permutations (numbers in the tables above)."
 say "<!-- adaptive:end -->"
 
-if grep -q '<!-- adaptive:begin' "$out"; then
-  awk -v f="$sec" '/<!-- adaptive:begin/{while((getline l < f)>0) print l; skip=1; next} /<!-- adaptive:end -->/{skip=0; next} !skip' "$out" >"$work/new"
-  cp "$work/new" "$out"
-else
-  { echo; cat "$sec"; } >>"$out"
-fi
+# Replace the section if RESULTS.md has it, else append it.
+# shellcheck source=../lib.sh
+. bench/seeds/lib.sh
+put_block adaptive "$out" "$sec"
 echo "wrote $out (PORA section) and $data/"

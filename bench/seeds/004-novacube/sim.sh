@@ -10,17 +10,14 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 here=bench/seeds/004-novacube
 out=$here/SIM.md
-# link_results links SIM.md from RESULTS.md: it replaces (or appends) the
-# block between the sim:begin/sim:end markers and leaves the rest alone.
-# run.sh rewrites RESULTS.md and then calls this script with --link-only.
+# link_results links SIM.md from RESULTS.md (the sim:begin/sim:end block;
+# run.sh rewrites RESULTS.md and then calls this script with --link-only).
+# shellcheck source=../lib.sh
+. bench/seeds/lib.sh
 link_results() {
-  local res=$here/RESULTS.md tmp
-  [ -f "$res" ] || return 0
-  tmp=$(mktemp)
-  awk '/^<!-- sim:begin/{skip=1} !skip{print} /^<!-- sim:end -->/{skip=0}' "$res" >"$tmp"
+  local sec
+  sec=$(mktemp)
   {
-    cat "$tmp"
-    if [ -n "$(tail -n1 "$tmp")" ]; then echo; fi
     echo "<!-- sim:begin (written by $here/sim.sh) -->"
     echo "## Simulations: pora tables on NovaCube vs DOR on the torus"
     echo
@@ -28,8 +25,9 @@ link_results() {
     echo "permutation traffic on 8×8, 4×4×4 and 6×6: see [SIM.md](SIM.md)"
     echo "(\`$here/sim.sh\`, plots and CSV in [sim/](sim/))."
     echo "<!-- sim:end -->"
-  } >"$res"
-  rm -f "$tmp"
+  } >"$sec"
+  put_block sim "$here/RESULTS.md" "$sec"
+  rm -f "$sec"
 }
 if [ "${1:-}" = --link-only ]; then
   link_results
