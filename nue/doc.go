@@ -30,8 +30,11 @@
 // the layer only uses used turns, so each layer's CDG is acyclic: the
 // routing is deadlock-free for any connected topology and any k ≥ 1.
 //
-// Layers are independent apart from the shared channel weights. Layers
-// advance in lock step, one destination each per round, against the weights
-// of the previous round; the rounds' weight increments are merged in layer
-// order. The result therefore does not depend on the number of workers.
+// Layers are independent apart from the shared channel weights. By default
+// (schedule "sequential") destinations are routed one at a time, layers
+// taking turns, each against the weights of all before it; switch LIDs,
+// routed last, add no weight, so their searches run in parallel rounds
+// with the same result. In direct networks the LIDs of one switch in one
+// layer share one search (share "switch"; see nue/README.md). The result
+// does not depend on the number of workers.
 package nue

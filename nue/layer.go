@@ -13,6 +13,7 @@ type LayerStats struct {
 	Layer         int    // index = SL = VL
 	Root          string // root switch of the escape paths (first component)
 	Destinations  int    // LIDs routed in the layer
+	Searches      int    // searches run: LIDs sharing one count once (share=switch)
 	Fallbacks     int    // destinations routed on the escape paths
 	TermFallbacks int    // of which CA or router LIDs
 	Backtracks    int    // successful local backtracking steps
@@ -84,6 +85,7 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, comp, compSrc []int32, ow
 // be added without a cycle (the caller then reroutes conservatively).
 func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 	g := l.g
+	l.stats.Searches++
 	for v := range l.dist {
 		l.dist[v], l.via[v], l.settled[v], l.usedOffer[v] = inf, -1, false, false
 	}
@@ -161,12 +163,28 @@ func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 	}
 	r.SetPort(d.sw, int(d.lid), d.port)
 	r.SL.ByDest[d.lid] = uint8(l.idx)
-	if d.phase < 2 { // terminal LIDs; switch LIDs carry next to no data
+	mult := int64(0)
+	if d.term {
+		mult++
+	}
+	for _, m := range d.also {
+		for v, c := range l.via {
+			if c >= 0 {
+				r.SetPort(int32(v), int(m.lid), g.OutPort[c])
+			}
+		}
+		r.SetPort(d.sw, int(m.lid), m.port)
+		r.SL.ByDest[m.lid] = uint8(l.idx)
+		if m.term {
+			mult++
+		}
+	}
+	if d.phase < 2 && mult > 0 { // terminal LIDs; switch LIDs carry next to no data
 		src := l.own
 		if l.jobOwn != nil && d.job >= 0 {
 			src = l.jobOwn[d.job]
 		}
-		l.increments(d.sw, src)
+		l.increments(d.sw, src, mult)
 	}
 	return true
 }
@@ -414,7 +432,7 @@ func (l *layer) tryDetour(x, c, a, c2 int32, w []int64) bool {
 // increments adds, for every switch routing towards dsw, its sources
 // (own: terminal ports per switch) to each channel of its path (Algorithm
 // 4.1, line 10), as entries in l.inc.
-func (l *layer) increments(dsw int32, own []int64) {
+func (l *layer) increments(dsw int32, own []int64, mult int64) {
 	g := l.g
 	l.queue = l.queue[:0]
 	for v := range l.via {
@@ -423,7 +441,7 @@ func (l *layer) increments(dsw int32, own []int64) {
 	for v, c := range l.via {
 		if c >= 0 {
 			l.indeg[g.Head[c]]++
-			l.load[v] = own[v]
+			l.load[v] = own[v] * mult
 		}
 	}
 	for v, c := range l.via {

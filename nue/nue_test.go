@@ -106,6 +106,8 @@ func TestApplicability(t *testing.T) {
 					if frac == 0 && (k == 2 || k == 8) {
 						verify(t, name, g, k, map[string]string{"partition": "roundrobin"})
 						verify(t, name, g, k, map[string]string{"partition": "locality", "schedule": "lockstep"})
+						verify(t, name, g, k, map[string]string{"partition": "switches", "share": "switch"})
+						verify(t, name, g, k, map[string]string{"share": "none"})
 					}
 				}
 			}
@@ -163,23 +165,114 @@ func TestCorpus(t *testing.T) {
 
 // TestDeterminism: equal inputs give byte-identical tables, whatever the
 // number of workers and for both schedules.
+// The fat tree has switches without terminals, whose LIDs are routed in
+// parallel rounds (see schedule).
 func TestDeterminism(t *testing.T) {
 	tp, err := topo.Torus([]int{4, 4, 3}, 2, false)
-	g := build(t, tp, err)
-	for _, sched := range []string{"sequential", "lockstep"} {
-		var ref *lft.Routing
-		for _, workers := range []int{1, 4, 1, 2} {
-			r, _, err := Route(context.Background(), g, routing.Options{MaxVLs: 4, Workers: workers, Params: map[string]string{"schedule": sched}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ref == nil {
-				ref = r
-			} else if !lft.Equal(ref, r) {
-				t.Fatalf("%s: routing differs with %d workers", sched, workers)
+	torus := build(t, tp, err)
+	tp, err = topo.FatTree(4, 3, 0)
+	ft := build(t, tp, err)
+	for _, g := range []*fabric.Graph{torus, ft} {
+		for _, sched := range []string{"sequential", "lockstep"} {
+			var ref *lft.Routing
+			for _, workers := range []int{1, 4, 1, 2} {
+				r, _, err := Route(context.Background(), g, routing.Options{MaxVLs: 4, Workers: workers, Params: map[string]string{"schedule": sched}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ref == nil {
+					ref = r
+				} else if !lft.Equal(ref, r) {
+					t.Fatalf("%s: routing differs with %d workers", sched, workers)
+				}
 			}
 		}
 	}
+}
+
+// TestGroupBySwitch: which LIDs share a search.
+func TestGroupBySwitch(t *testing.T) {
+	ds := []dest{
+		{lid: 10, sw: 3, port: 1, term: true, job: -1},
+		{lid: 11, sw: 3, port: 1, term: true, job: -1, off: 1}, // LMC offset 1: a search of its own
+		{lid: 12, sw: 3, port: 2, term: true, job: -1},         // shares 10's
+		{lid: 13, sw: 3, port: 3, term: true, job: 0},          // another job
+		{lid: 14, sw: 4, port: 1, term: true, job: -1},
+		{lid: 15, sw: 3, port: 4, term: true, job: -1, phase: 1}, // another phase
+		{lid: 1, sw: 3, job: -1, phase: 2},                       // switch 3's LID joins 10's
+		{lid: 2, sw: 5, job: -1, phase: 2},                       // switch 5 has no terminal here
+	}
+	got := groupBySwitch(ds)
+	var leads []int32
+	for _, d := range got {
+		leads = append(leads, d.lid)
+	}
+	if fmt.Sprint(leads) != "[10 11 13 14 15 2]" {
+		t.Fatalf("leaders %v, want [10 11 13 14 15 2]", leads)
+	}
+	if want := []member{{12, 2, true}, {1, 0, false}}; fmt.Sprint(got[0].also) != fmt.Sprint(want) {
+		t.Errorf("10 shares with %v, want %v", got[0].also, want)
+	}
+	for _, d := range got[1:] {
+		if len(d.also) != 0 {
+			t.Errorf("%d shares with %v", d.lid, d.also)
+		}
+	}
+}
+
+// TestShareSwitch: with share=switch the terminal LIDs of one switch in one
+// layer (and that switch's own LID) get the same next hop at every other
+// switch, one search each, and the tables verify. The default shares in
+// direct networks only, and not for SAR jobs.
+func TestShareSwitch(t *testing.T) {
+	tp, err := topo.Torus([]int{4, 4, 2}, 3, false)
+	g := build(t, tp, err)
+	share := map[string]string{"share": "switch"}
+	verify(t, "torus share", g, 2, share)
+	r, st, err := Route(context.Background(), g, routing.Options{MaxVLs: 2, Params: share})
+	if err != nil {
+		t.Fatal(err)
+	}
+	searches, lids := 0, 0
+	for _, l := range st.Layers {
+		searches += l.Searches
+		lids += l.Destinations
+	}
+	if searches != g.NumSwitches() || lids != len(g.Terms)+g.NumSwitches() {
+		t.Errorf("%d searches for %d LIDs, want one per switch (%d)", searches, lids, g.NumSwitches())
+	}
+	for _, tm := range g.Terms {
+		swLID := int(g.F.Nodes[g.Switches[tm.Switch]].Ports[0].LID)
+		if r.SL.ByDest[tm.LID] != r.SL.ByDest[swLID] {
+			t.Fatalf("LID %d in layer %d, its switch's LID in %d", tm.LID, r.SL.ByDest[tm.LID], r.SL.ByDest[swLID])
+		}
+		for v := int32(0); int(v) < g.NumSwitches(); v++ {
+			if v != tm.Switch && r.Port(v, int(tm.LID)) != r.Port(v, swLID) {
+				t.Fatalf("switch %s: LID %d leaves on port %d, its switch's LID on %d", g.SwitchName(v), tm.LID, r.Port(v, int(tm.LID)), r.Port(v, swLID))
+			}
+		}
+	}
+	same := func(g *fabric.Graph, opt routing.Options, want string) {
+		t.Helper()
+		a, _, err := Route(context.Background(), g, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.Params = map[string]string{"share": want}
+		b, _, err := Route(context.Background(), g, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !lft.Equal(a, b) {
+			t.Errorf("default differs from share=%s", want)
+		}
+	}
+	same(g, routing.Options{MaxVLs: 4}, "switch")
+	tp, err = topo.FatTree(4, 3, 0)
+	ft := build(t, tp, err)
+	same(ft, routing.Options{MaxVLs: 4}, "none")
+	jobs := []routing.Job{{ID: "1", Terms: []int32{0, 1, 2, 5, 9}}, {ID: "2", Terms: []int32{3, 4, 20, 21}}}
+	same(g, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs}, "none")
 }
 
 // TestBalanceTargets: with k = 8, average hops within 5 % of the minimal
@@ -273,7 +366,7 @@ func TestLMC(t *testing.T) {
 func TestErrorsAndRegistry(t *testing.T) {
 	tp, err := topo.Ring(4, 1, nil)
 	g := build(t, tp, err)
-	for _, p := range []map[string]string{{"partition": "metis"}, {"schedule": "fast"}, {"bogus": "1"}} {
+	for _, p := range []map[string]string{{"partition": "metis"}, {"schedule": "fast"}, {"share": "port"}, {"bogus": "1"}} {
 		if _, _, err := Route(context.Background(), g, routing.Options{Params: p}); err == nil {
 			t.Errorf("params %v accepted", p)
 		}

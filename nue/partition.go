@@ -19,6 +19,17 @@ type dest struct {
 	// only those inside jobs), 1 with SAR the other terminal LIDs, 2 the
 	// switch LIDs, which add no balancing load.
 	phase uint8
+	off   uint8 // LMC offset: lid − the port's base LID
+	// also are the LIDs that share this destination's search (see
+	// groupBySwitch): same switch, layer, phase, job and LMC offset.
+	also []member
+}
+
+// member is a LID routed on the tree of another destination of its switch.
+type member struct {
+	lid  int32
+	port uint8
+	term bool
 }
 
 // destinations lists every LID Nue routes: each LID of every terminal
@@ -41,7 +52,7 @@ func destinations(g *fabric.Graph, jobOf []int32) ([]dest, error) {
 			}
 		}
 		for l := 0; l < 1<<t.LMC; l++ {
-			terms = append(terms, dest{lid: int32(t.LID) + int32(l), sw: t.Switch, port: t.SwitchPort, term: true, job: job, phase: phase})
+			terms = append(terms, dest{lid: int32(t.LID) + int32(l), sw: t.Switch, port: t.SwitchPort, term: true, job: job, phase: phase, off: uint8(l)})
 		}
 	}
 	for s := int32(0); int(s) < g.NumSwitches(); s++ {
@@ -50,7 +61,7 @@ func destinations(g *fabric.Graph, jobOf []int32) ([]dest, error) {
 			return nil, fmt.Errorf("nue: switch %q has no LID (assign LIDs first)", g.SwitchName(s))
 		}
 		for l := 0; l < 1<<p.LMC; l++ {
-			sws = append(sws, dest{lid: int32(p.LID) + int32(l), sw: s, job: -1, phase: 2})
+			sws = append(sws, dest{lid: int32(p.LID) + int32(l), sw: s, job: -1, phase: 2, off: uint8(l)})
 		}
 	}
 	byLID := func(a, b dest) int { return int(a.lid - b.lid) }
@@ -71,6 +82,11 @@ const (
 	// destination weight by recursive bisection along the line between two
 	// far-apart switches, and gives every destination its switch's part.
 	Locality Partition = "locality"
+	// Switches deals whole switches, each with all its LIDs, to the layers
+	// in turn: first the switches with terminals in index order, then the
+	// LIDs of the others. It keeps a switch's LIDs in one layer, so they
+	// can share one search (share=switch).
+	Switches Partition = "switches"
 )
 
 // Auto picks RoundRobin for indirect networks (some switch has no
@@ -111,6 +127,29 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 		for i, d := range sorted {
 			layers[i%k] = append(layers[i%k], d)
 		}
+	case Switches:
+		has := make([]bool, g.NumSwitches())
+		for _, d := range ds {
+			if d.term {
+				has[d.sw] = true
+			}
+		}
+		part := make([]int32, g.NumSwitches())
+		next := 0
+		for s, h := range has {
+			if h {
+				part[s] = int32(next % k)
+				next++
+			}
+		}
+		for _, d := range ds {
+			if has[d.sw] {
+				layers[part[d.sw]] = append(layers[part[d.sw]], d)
+			} else {
+				layers[next%k] = append(layers[next%k], d)
+				next++
+			}
+		}
 	case Locality:
 		weight := make([]int64, g.NumSwitches())
 		for _, d := range ds {
@@ -121,7 +160,7 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 			layers[part[d.sw]] = append(layers[part[d.sw]], d)
 		}
 	default:
-		return nil, fmt.Errorf("nue: unknown partition %q, expected %s, %s or %s", how, Auto, RoundRobin, Locality)
+		return nil, fmt.Errorf("nue: unknown partition %q, expected %s, %s, %s or %s", how, Auto, RoundRobin, Locality, Switches)
 	}
 	for i := range layers {
 		slices.SortStableFunc(layers[i], func(a, b dest) int {
@@ -203,4 +242,44 @@ func bisectSwitches(g *fabric.Graph, weight []int64, k int) []int32 {
 	}
 	rec(all, k, 0)
 	return part
+}
+
+// groupBySwitch merges, within one layer's destinations (in routing
+// order), the LIDs that can share one search: terminal LIDs on the same
+// switch with the same phase, job and LMC offset share the first one's
+// tree, and so does the switch's own LID of that offset, if it is in the
+// layer (its tree towards the switch is the same; only the last hop, port
+// 0, differs). LMC offsets stay apart so a port's LIDs keep distinct paths.
+func groupBySwitch(ds []dest) []dest {
+	type key struct {
+		sw    int32
+		phase uint8
+		job   int32
+		off   uint8
+	}
+	lead := map[key]int{}       // terminal groups
+	first := map[[2]int32]int{} // (switch, offset) -> first terminal group
+	var out []dest
+	for _, d := range ds {
+		if d.term {
+			k := key{d.sw, d.phase, d.job, d.off}
+			if i, ok := lead[k]; ok {
+				out[i].also = append(out[i].also, member{d.lid, d.port, true})
+				continue
+			}
+			lead[k] = len(out)
+			if _, ok := first[[2]int32{d.sw, int32(d.off)}]; !ok {
+				first[[2]int32{d.sw, int32(d.off)}] = len(out)
+			}
+			d.also = nil
+			out = append(out, d)
+			continue
+		}
+		if i, ok := first[[2]int32{d.sw, int32(d.off)}]; ok {
+			out[i].also = append(out[i].also, member{d.lid, 0, false})
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
