@@ -76,8 +76,11 @@ func brandes(g *fabric.Graph, sets [][]dest, mine []int, comp []int32, roots [][
 	}
 	dist := make([]int32, S)
 	sigma := make([]float64, S)
-	delta := make([]float64, S)
+	delta := make([]float64, S*len(mine))
+	coeff := make([]float64, len(mine))
 	order := make([]int32, 0, S)
+	var pred, predOff []int32
+	var act []int
 	for s := int32(0); int(s) < S; s++ {
 		needed := false
 		for li := range mine {
@@ -105,27 +108,50 @@ func brandes(g *fabric.Graph, sets [][]dest, mine []int, comp []int32, roots [][
 				}
 			}
 		}
-		for li := range mine {
-			nl, bl, hl := n[li], bc[li], hull[li]
-			if nl[s] == 0 {
-				continue
-			}
-			hl[s] = true
-			for _, v := range order {
-				delta[v] = 0
-			}
-			for i := len(order) - 1; i > 0; i-- {
-				w := order[i]
-				coeff := (nl[w] + delta[w]) / sigma[w]
-				for c := g.Off[w]; c < g.Off[w+1]; c++ {
-					v := g.Head[c]
-					if dist[v] == dist[w]-1 {
-						delta[v] += sigma[v] * coeff
-					}
+		// The predecessors of every reached switch on shortest paths
+		// from s, once for all layers.
+		predOff = append(predOff[:0], 0)
+		pred = pred[:0]
+		for _, w := range order {
+			for c := g.Off[w]; c < g.Off[w+1]; c++ {
+				if v := g.Head[c]; dist[v] == dist[w]-1 {
+					pred = append(pred, v)
 				}
-				bl[w] += nl[s] * delta[w]
-				if delta[w] > 0 {
-					hl[w] = true
+			}
+			predOff = append(predOff, int32(len(pred)))
+		}
+		// Accumulate the layers with destinations on s side by side:
+		// delta[v*A+a] for the a-th of them, each in the order a single
+		// layer would use, so the sums are the same to the bit.
+		act = act[:0]
+		for li := range mine {
+			if n[li][s] != 0 {
+				act = append(act, li)
+				hull[li][s] = true
+			}
+		}
+		A := len(act)
+		delta = delta[:S*A]
+		for _, v := range order {
+			clear(delta[int(v)*A : int(v+1)*A])
+		}
+		coeff = coeff[:A]
+		for i := len(order) - 1; i > 0; i-- {
+			w := order[i]
+			dw := delta[int(w)*A : int(w+1)*A]
+			for a, li := range act {
+				coeff[a] = (n[li][w] + dw[a]) / sigma[w]
+			}
+			for _, v := range pred[predOff[i]:predOff[i+1]] {
+				dv, sv := delta[int(v)*A:int(v+1)*A], sigma[v]
+				for a := range dv {
+					dv[a] += sv * coeff[a]
+				}
+			}
+			for a, li := range act {
+				bc[li][w] += n[li][s] * dw[a]
+				if dw[a] > 0 {
+					hull[li][w] = true
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package nue
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -175,8 +176,24 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	// Initial weight (number of LIDs)² (times SAR's job unit) makes path
 	// length dominate load.
 	w := make([]int64, C)
+	w0 := n * n * unit
 	for c := range w {
-		w[c] = n * n * unit
+		w[c] = w0
+	}
+	// A bound on any search key, for the radix heap: every destination
+	// adds at most (all sources' load) × (its LIDs) to a channel, and a
+	// key sums at most S channels.
+	radix := false
+	{
+		var load uint64
+		for _, o := range own {
+			load += uint64(o)
+		}
+		hi1, perDest := bits.Mul64(load, uint64(unit)+1)
+		hi2, total := bits.Mul64(perDest, uint64(n))
+		maxW := total + uint64(w0)
+		hi3, maxKey := bits.Mul64(maxW, uint64(S))
+		radix = hi1 == 0 && hi2 == 0 && maxW >= total && hi3 == 0 && radixFits(S, maxKey)
 	}
 	ti := newTurnIndex(g)
 	level := sourceLevels(g, src)
@@ -204,6 +221,9 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	for i, lds := range parts {
 		l := newLayer(i, g, ti, comp, compSrc, own, src, lds)
 		l.jobOwn = jobOwn
+		if radix {
+			l.rh = newRadixHeap(S)
+		}
 		if share == ShareSwitch {
 			l.dests = groupBySwitch(lds)
 		}

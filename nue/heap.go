@@ -1,5 +1,7 @@
 package nue
 
+import "math/bits"
+
 // nodeHeap is an indexed binary min-heap of switches keyed by int64
 // distance, with decrease-key. Ties break by switch index so the order of
 // extraction is fully determined by the keys.
@@ -98,4 +100,139 @@ func (nh *nodeHeap) reset() {
 		nh.pos[e.v] = -1
 	}
 	nh.h = nh.h[:0]
+}
+
+// radixHeap is a monotone priority queue of switches (a radix heap: Ahuja,
+// Mehlhorn, Orlin, Tarjan, JACM 37, 1990) for the per-destination searches,
+// whose keys never fall below the last minimum. An entry packs (distance,
+// switch) into one uint64, so it pops in the same (key, switch) order as
+// nodeHeap; a lower key for a queued switch adds an entry and the old one
+// goes stale. Pushing and popping move words between 65 buckets instead of
+// sifting through a tree. Usable only while every key shifted by the
+// switch bits fits in 63 bits (see radixFits).
+type radixHeap struct {
+	shift uint
+	mask  uint64
+	last  uint64
+	bk    [65][]uint64
+	top   int     // highest bucket that may be non-empty
+	key   []int64 // by switch: the key of its live entry
+	in    []bool  // by switch: has a live entry
+	live  int
+}
+
+func newRadixHeap(n int) *radixHeap {
+	shift := uint(bits.Len(uint(max(n-1, 1))))
+	return &radixHeap{shift: shift, mask: 1<<shift - 1, key: make([]int64, n), in: make([]bool, n)}
+}
+
+// radixFits reports whether keys up to maxKey fit the packing for n
+// switches.
+func radixFits(n int, maxKey uint64) bool {
+	shift := uint(bits.Len(uint(max(n-1, 1))))
+	return maxKey < 1<<(63-shift)
+}
+
+func (rh *radixHeap) bucket(e uint64) int { return bits.Len64(e ^ rh.last) }
+
+// push queues v with key k, or lowers its key.
+func (rh *radixHeap) push(v int32, k int64) {
+	if rh.in[v] {
+		if rh.key[v] == k {
+			return
+		}
+	} else {
+		rh.in[v] = true
+		rh.live++
+	}
+	rh.key[v] = k
+	e := uint64(k)<<rh.shift | uint64(v)
+	if e < rh.last {
+		// Below the last minimum: only after the queue ran empty (a
+		// backtracking step restarts the search); rebuild around e.
+		rh.rebase(e)
+	}
+	b := rh.bucket(e)
+	rh.bk[b] = append(rh.bk[b], e)
+	rh.top = max(rh.top, b)
+}
+
+// rebase moves every live entry to the buckets relative to a new, lower
+// last minimum.
+func (rh *radixHeap) rebase(e uint64) {
+	var keep []uint64
+	for b := 0; b <= rh.top; b++ {
+		for _, x := range rh.bk[b] {
+			if rh.fresh(x) {
+				keep = append(keep, x)
+			}
+		}
+		rh.bk[b] = rh.bk[b][:0]
+	}
+	rh.last, rh.top = e, 0
+	for _, x := range keep {
+		b := rh.bucket(x)
+		rh.bk[b] = append(rh.bk[b], x)
+		rh.top = max(rh.top, b)
+	}
+}
+
+// fresh reports whether entry e is its switch's live entry.
+func (rh *radixHeap) fresh(e uint64) bool {
+	v := e & rh.mask
+	return rh.in[v] && uint64(rh.key[v]) == e>>rh.shift
+}
+
+// pop removes and returns the switch of least (key, index); ok is false
+// when none is queued.
+func (rh *radixHeap) pop() (int32, bool) {
+	for rh.live > 0 {
+		if len(rh.bk[0]) == 0 {
+			i := 1
+			for len(rh.bk[i]) == 0 {
+				i++
+			}
+			m := ^uint64(0)
+			for _, x := range rh.bk[i] {
+				if x < m && rh.fresh(x) {
+					m = x
+				}
+			}
+			if m == ^uint64(0) { // only stale entries
+				rh.bk[i] = rh.bk[i][:0]
+				continue
+			}
+			rh.last = m
+			for _, x := range rh.bk[i] {
+				if rh.fresh(x) {
+					b := rh.bucket(x)
+					rh.bk[b] = append(rh.bk[b], x)
+				}
+			}
+			rh.bk[i] = rh.bk[i][:0]
+		}
+		n := len(rh.bk[0]) - 1
+		e := rh.bk[0][n]
+		rh.bk[0] = rh.bk[0][:n]
+		if !rh.fresh(e) {
+			continue
+		}
+		v := int32(e & rh.mask)
+		rh.in[v] = false
+		rh.live--
+		return v, true
+	}
+	rh.reset()
+	return -1, false
+}
+
+// reset empties the queue.
+func (rh *radixHeap) reset() {
+	for b := 0; b <= rh.top; b++ {
+		for _, x := range rh.bk[b] {
+			rh.in[x&rh.mask] = false
+		}
+		rh.bk[b] = rh.bk[b][:0]
+	}
+	rh.last, rh.top, rh.live = 0, 0, 0
 }

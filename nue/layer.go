@@ -50,6 +50,7 @@ type layer struct {
 	escapeAll bool
 
 	nh        *nodeHeap
+	rh        *radixHeap // the searches' queue when keys fit it, else nh
 	dist      []int64
 	via       []int32 // switch -> channel towards the destination, -1 none
 	settled   []bool
@@ -78,6 +79,30 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, comp, compSrc []int32, ow
 	}
 }
 
+// qpush, qpop and qreset use the search's queue.
+func (l *layer) qpush(v int32, k int64) {
+	if l.rh != nil {
+		l.rh.push(v, k)
+	} else {
+		l.nh.push(v, k)
+	}
+}
+
+func (l *layer) qpop() (int32, bool) {
+	if l.rh != nil {
+		return l.rh.pop()
+	}
+	return l.nh.pop()
+}
+
+func (l *layer) qreset() {
+	if l.rh != nil {
+		l.rh.reset()
+	} else {
+		l.nh.reset()
+	}
+}
+
 // route computes the paths of every switch towards destination d under the
 // channel weights w (read-only), writes them into r and leaves the weight
 // increments in l.inc (Algorithm 4.1, lines 8–10). It reports false when d
@@ -90,9 +115,9 @@ func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 		l.dist[v], l.via[v], l.settled[v], l.usedOffer[v] = inf, -1, false, false
 	}
 	l.wet = l.wet[:0]
-	l.nh.reset()
+	l.qreset()
 	l.dist[d.sw] = 0
-	l.nh.push(d.sw, 0)
+	l.qpush(d.sw, 0)
 	// Done once every source switch (one with terminals) of the
 	// component is reached; the deadlock-freedom guarantee covers the
 	// packets terminals inject.
@@ -100,7 +125,7 @@ func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 	fb := l.stats.Fallbacks
 	for {
 		for {
-			u, ok := l.nh.pop()
+			u, ok := l.qpop()
 			if !ok {
 				break
 			}
@@ -142,7 +167,7 @@ func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 			}
 			break
 		}
-		l.nh.push(x, l.dist[x])
+		l.qpush(x, l.dist[x])
 	}
 	for _, t := range l.wet {
 		if l.ut.state[t] == tWet {
@@ -260,7 +285,7 @@ func (l *layer) relax(u int32, w []int64) {
 		nd := du + w[c]
 		if nd < l.dist[v] || (nd == l.dist[v] && l.better(c, used, v, w)) {
 			l.via[v], l.dist[v], l.usedOffer[v] = c, nd, used
-			l.nh.push(v, nd)
+			l.qpush(v, nd)
 		}
 	}
 }
@@ -320,7 +345,7 @@ func (l *layer) accept(u, dsw int32, w []int64) bool {
 	}
 	l.via[u], l.dist[u], l.usedOffer[u] = best, bestD, bestUsed
 	if best >= 0 {
-		l.nh.push(u, bestD)
+		l.qpush(u, bestD)
 	}
 	return false
 }
