@@ -421,6 +421,7 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, r *lft.Routing, 
 	}
 	merge := func(sd stepDest) {
 		l := layers[sd.layer]
+		l.write(sd.d, r)
 		if sd.d.phase < 2 { // terminal LIDs (with SAR: in jobs, then the rest)
 			for _, e := range l.inc {
 				w[e.c] += e.v
@@ -435,7 +436,7 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, r *lft.Routing, 
 		}
 		if opt.Workers <= 1 || len(st) == 1 {
 			for _, sd := range st {
-				if !layers[sd.layer].route(sd.d, w, r) {
+				if !layers[sd.layer].route(sd.d, w) {
 					return false, nil
 				}
 			}
@@ -452,7 +453,7 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, r *lft.Routing, 
 						if j >= len(st) {
 							return
 						}
-						if !layers[st[j].layer].route(st[j].d, w, r) {
+						if !layers[st[j].layer].route(st[j].d, w) {
 							failed.Store(true)
 						}
 					}

@@ -63,6 +63,7 @@ type layer struct {
 	bfs       []int32
 	bfsq      []int32
 	inc       []incEntry
+	members   []member // scratch of write
 	stats     LayerStats
 }
 
@@ -104,11 +105,11 @@ func (l *layer) qreset() {
 }
 
 // route computes the paths of every switch towards destination d under the
-// channel weights w (read-only), writes them into r and leaves the weight
-// increments in l.inc (Algorithm 4.1, lines 8–10). It reports false when d
+// channel weights w (read-only), leaves them in l.via (see write) and the
+// weight increments in l.inc (Algorithm 4.1, lines 8–10). It reports false when d
 // is a switch LID whose escape routes were not marked in advance and cannot
 // be added without a cycle (the caller then reroutes conservatively).
-func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
+func (l *layer) route(d dest, w []int64) bool {
 	g := l.g
 	l.stats.Searches++
 	for v := range l.dist {
@@ -181,25 +182,11 @@ func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 		}
 	}
 	l.fillUnreached(d.sw)
-	for v, c := range l.via {
-		if c >= 0 {
-			r.SetPort(int32(v), int(d.lid), g.OutPort[c])
-		}
-	}
-	r.SetPort(d.sw, int(d.lid), d.port)
-	r.SL.ByDest[d.lid] = uint8(l.idx)
 	mult := int64(0)
 	if d.term {
 		mult++
 	}
 	for _, m := range d.also {
-		for v, c := range l.via {
-			if c >= 0 {
-				r.SetPort(int32(v), int(m.lid), g.OutPort[c])
-			}
-		}
-		r.SetPort(d.sw, int(m.lid), m.port)
-		r.SL.ByDest[m.lid] = uint8(l.idx)
 		if m.term {
 			mult++
 		}
@@ -212,6 +199,24 @@ func (l *layer) route(d dest, w []int64, r *lft.Routing) bool {
 		l.increments(d.sw, src, mult)
 	}
 	return true
+}
+
+// write puts the paths of the last route towards d (l.via) into r, for d
+// and the LIDs sharing its search. It runs after a step's searches, on one
+// goroutine: searches side by side would write into the same cache lines
+// of the tables (neighbouring LIDs).
+func (l *layer) write(d dest, r *lft.Routing) {
+	g := l.g
+	l.members = append(append(l.members[:0], member{d.lid, d.port, d.term}), d.also...)
+	for _, m := range l.members {
+		for v, c := range l.via {
+			if c >= 0 {
+				r.SetPort(int32(v), int(m.lid), g.OutPort[c])
+			}
+		}
+		r.SetPort(d.sw, int(m.lid), m.port)
+		r.SL.ByDest[m.lid] = uint8(l.idx)
+	}
 }
 
 // fillUnreached gives every switch of the destination's component that
