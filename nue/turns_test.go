@@ -104,10 +104,17 @@ func TestUsedTurnsAgainstTarjan(t *testing.T) {
 					}
 				}
 			}
-			for i, c := range ut.at {
-				if ut.ord[c] != int32(i) {
-					t.Fatalf("fabric %d: ord/at not inverse", fi)
+			// The list holds every channel once, labels increasing.
+			n, prev := 0, int32(-1)
+			for c := ut.head; c >= 0; c = ut.next[c] {
+				if ut.prev[c] != prev || (prev >= 0 && ut.ord[prev] >= ut.ord[c]) {
+					t.Fatalf("fabric %d: order list broken at %s", fi, g.ChannelName(c))
 				}
+				prev = c
+				n++
+			}
+			if n != g.NumChannels() {
+				t.Fatalf("fabric %d: order list has %d of %d channels", fi, n, g.NumChannels())
 			}
 		}
 	}
