@@ -49,6 +49,11 @@ DIR: opensm-lfts.dump (for opensm -R file -U), nuesm.sl (SL of every path),
 opensm-sl2vl.dump, qos-policy.conf (when SLs depend on the destination only)
 and summary.json. Engines: ` + strings.Join(routing.Names(), ", ") + `.
 
+Nue takes --param partition=auto|roundrobin|locality|switches (how LIDs are
+dealt to layers), schedule=sequential|lockstep and share=auto|switch|none
+(whether a switch's LIDs in one layer share one search; auto: in direct
+networks without SAR jobs). --stats prints its per-layer statistics.
+
 With --jobs FILE or --slurm the running jobs are known: sar-nue and
 sar-dfsssp route for them (other engines ignore them) and the summary adds
 SAR's metrics: effective EFI per job and over all jobs, and the dark-fiber
