@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
@@ -15,6 +16,9 @@ type Attempt struct {
 	Engine string
 	Err    error       // nil for the attempt that succeeded
 	Report *cdg.Report // verifier report when the engine produced tables
+	// Route and Verify are the time the engine took and the time the
+	// verifier took (0 when it did not run).
+	Route, Verify time.Duration
 }
 
 // ErrChainFailed is wrapped when no engine of a chain produced safe tables.
@@ -35,9 +39,11 @@ func RouteChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 		if err := ctx.Err(); err != nil {
 			return nil, nil, attempts, err
 		}
+		t0 := time.Now()
 		r, err := e.Route(ctx, g, opt)
+		took := time.Since(t0)
 		if err != nil {
-			attempts = append(attempts, Attempt{Engine: e.Name(), Err: err})
+			attempts = append(attempts, Attempt{Engine: e.Name(), Err: err, Route: took})
 			errs = append(errs, err)
 			if ctx.Err() != nil {
 				return nil, nil, attempts, err
@@ -47,18 +53,20 @@ func RouteChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 		if r.Engine == "" {
 			r.Engine = e.Name()
 		}
+		t0 = time.Now()
 		rep, err := cdg.Verify(g, r, cdg.Options{MaxVLs: opt.MaxVLs, Workers: opt.Workers})
+		verify := time.Since(t0)
 		if err != nil {
 			if rep != nil && e.DeadlockFree() && rep.Cycle != nil {
 				err = fmt.Errorf("%s: BUG: engine claims deadlock freedom but its tables fail verification: %w", e.Name(), err)
 			} else {
 				err = fmt.Errorf("%s: tables fail verification: %w", e.Name(), err)
 			}
-			attempts = append(attempts, Attempt{Engine: e.Name(), Err: err, Report: rep})
+			attempts = append(attempts, Attempt{Engine: e.Name(), Err: err, Report: rep, Route: took, Verify: verify})
 			errs = append(errs, err)
 			continue
 		}
-		attempts = append(attempts, Attempt{Engine: e.Name(), Report: rep})
+		attempts = append(attempts, Attempt{Engine: e.Name(), Report: rep, Route: took, Verify: verify})
 		return r, rep, attempts, nil
 	}
 	return nil, nil, attempts, fmt.Errorf("routing: %w: %w", ErrChainFailed, errors.Join(errs...))

@@ -17,9 +17,9 @@
 #      on a cycle, again without the switch-LID entries: are the paths to
 #      CA ports alone acyclic?);
 #   6. `nuesm route --engine <engine>` routes the same fabric file; its
-#      route_seconds (route + verify, from summary.json) and its whole
-#      process wall time are recorded, and `nuesm verify` checks the
-#      files it wrote.
+#      route_seconds (route + verify, from summary.json), engine_seconds
+#      (the routing alone) and its whole process wall time are recorded,
+#      and `nuesm verify` checks the files it wrote.
 # Both sides run REPEAT times; the table shows the shortest times. OpenSM's
 # updn, when it finds no root, runs again with nuesm's (see `centre`).
 # One markdown table per fabric goes to stdout.
@@ -535,7 +535,7 @@ run_ours() {
   # the root OpenSM's updn was given (see run_opensm): nuesm's own choice,
   # passed explicitly so that both provably start from the same switch
   if [ -s "$roots" ] && [ "$(wc -l < "$roots")" = 1 ]; then rootargs=(--root "$(cat "$roots")"); fi
-  local r t0 wall rss walls="" rts=""
+  local r t0 wall rss walls="" rts="" ets=""
   for ((r = 1; r <= repeat; r++)); do
     rc=0
     rm -rf "$run/out"
@@ -546,12 +546,14 @@ run_ours() {
     read -r _ rss < <(tail -1 "$run/time.txt")
     walls="$walls $wall"
     [ "$rc" != 0 ] || rts="$rts $(jget route_seconds "$run/out/summary.json")"
+    [ "$rc" != 0 ] || ets="$ets $(jget engine_seconds "$run/out/summary.json")"
   done
   { echo "route_exit=$rc"; echo "wall_runs=$walls"; echo "wall_seconds=$(minof "$walls")"; echo "maxrss_kb=$rss"; } >> "$run/kv"
   if [ "$rc" = 0 ] && [ -s "$run/out/summary.json" ]; then
     local s=$run/out/summary.json
     {
       echo "route_runs=$rts"; echo "route_seconds=$(minof "$rts")"; echo "vls=$(jget vls "$s")"
+      echo "engine_runs=$ets"; echo "engine_seconds=$(minof "$ets")"
       echo "avg_hops=$(jget avg_hops "$s")"; echo "max_efi=$(jget max_efi "$s")"
       echo "verified=$(jget verified "$s")"; echo "engine_used=$(jget engine "$s")"
     } >> "$run/kv"
@@ -587,12 +589,12 @@ table() {   # table FABRIC NAME
   info=$("$nuesm" info "$fabric" 2>/dev/null | sed -n 's/^nodes *//p')
   echo "### $name ($info)"
   echo ""
-  echo "| engine | OpenSM s | nuesm s | ratio | nuesm wall s | VLs (OpenSM / nuesm) | avg hops (OpenSM / nuesm) | max EFI (OpenSM / nuesm) | verified OpenSM | verified nuesm | OpenSM SLs, notes |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| engine | OpenSM s | nuesm s | ratio | nuesm engine s | engine ratio | nuesm wall s | VLs (OpenSM / nuesm) | avg hops (OpenSM / nuesm) | max EFI (OpenSM / nuesm) | verified OpenSM | verified nuesm | OpenSM SLs, notes |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   local eng o n
   for eng in $engines; do
     o=$work/$name/$eng/opensm/kv n=$work/$name/$eng/nuesm/kv
-    local oeng ov ovl ohops oefi overdict nv onote ot otxt nt ntxt
+    local oeng ov ovl ohops oefi overdict nv onote ot otxt nt ntxt et etxt
     oeng=$(kv osm_engine_used "$o")
     ov=$(kv verify "$o")
     case $ov in
@@ -624,7 +626,8 @@ table() {   # table FABRIC NAME
     ot=$(kv osm_route_min "$o") otxt=$(secs "$(kv osm_route_min "$o")")
     if [ "$oeng" != "$eng" ]; then ot=""; otxt="$(secs "$(kv osm_attempt_min "$o")") (failed)"; fi
     nt=$(kv route_seconds "$n") ntxt=$(secs "$(kv route_seconds "$n")")
-    [ "$(kv route_exit "$n")" = 0 ] || { nt=""; ntxt="– (refused)"; }
+    et=$(kv engine_seconds "$n") etxt=$(secs "$(kv engine_seconds "$n")")
+    [ "$(kv route_exit "$n")" = 0 ] || { nt=""; ntxt="– (refused)"; et=""; etxt="–"; }
     ovl=$(kv verify_vls "$o")
     if [ "$eng" = dfsssp ] && [ -n "$(kv osm_vls_needed "$o")" ]; then
       ovl="$(kv osm_vls_available "$o") ($(kv osm_vls_needed "$o") layers)"
@@ -642,8 +645,8 @@ table() {   # table FABRIC NAME
     else
       nv="no tables: $(kv error "$n")"
     fi
-    printf '| %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s |\n' \
-      "$eng" "$otxt" "$ntxt" "$(ratio "$ot" "$nt")" "$(secs "$(kv wall_seconds "$n")")" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s |\n' \
+      "$eng" "$otxt" "$ntxt" "$(ratio "$ot" "$nt")" "$etxt" "$(ratio "$ot" "$et")" "$(secs "$(kv wall_seconds "$n")")" \
       "${ovl:-–}" "$(dash "$(kv vls "$n")")" "$ohops" "$(fmt "$(kv avg_hops "$n")" "%.3f")" \
       "${oefi:-–}" "$(dash "$(kv max_efi "$n")")" "$overdict" "$nv" "$onote"
   done

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +122,15 @@ func TestRouteAndVerify(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The summary splits the chain's time into routing and verification.
+	var sum routeSummary
+	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if sum.EngineSeconds <= 0 || sum.VerifySeconds <= 0 || sum.EngineSeconds+sum.VerifySeconds > sum.Seconds ||
+		len(sum.Attempts) != 1 || sum.Attempts[0].EngineSeconds != sum.EngineSeconds {
+		t.Errorf("summary times: route %g, engine %g, verify %g, attempts %+v", sum.Seconds, sum.EngineSeconds, sum.VerifySeconds, sum.Attempts)
 	}
 	out, _, err = run(t, "verify", "--default", filepath.Join(dir, "opensm-lfts.dump"), "--sl", filepath.Join(dir, "nuesm.sl"), "--sl2vl", filepath.Join(dir, "opensm-sl2vl.dump"))
 	if err != nil || !strings.Contains(out, "PASS") {

@@ -93,33 +93,39 @@ partition.`,
 
 // routeSummary is summary.json.
 type routeSummary struct {
-	Fabric      string            `json:"fabric"`
-	Engine      string            `json:"engine"`
-	Attempts    []attemptJSON     `json:"attempts"`
-	MaxVLs      int               `json:"max_vls"`
-	VLs         int               `json:"vls"`
-	Seconds     float64           `json:"route_seconds"`
-	Verified    bool              `json:"verified"`
-	Pairs       int64             `json:"pairs"`
-	Unconnected int64             `json:"pairs_disconnected"`
-	MinHops     int               `json:"min_hops"`
-	AvgHops     float64           `json:"avg_hops"`
-	MaxHops     int               `json:"max_hops"`
-	MaxEFI      int64             `json:"max_efi"`
-	AvgEFI      float64           `json:"avg_efi"`
-	LFTEntries  int               `json:"lft_entries"`
-	VLPairs     []int64           `json:"paths_per_vl"`
-	Files       map[string]string `json:"files"`
-	NueLayers   []nue.LayerStats  `json:"nue_layers,omitempty"`
-	Switches    int               `json:"switches"`
-	Terminals   int               `json:"terminals"`
-	Params      map[string]string `json:"params,omitempty"`
-	SAR         *sarSummary       `json:"sar,omitempty"`
+	Fabric   string        `json:"fabric"`
+	Engine   string        `json:"engine"`
+	Attempts []attemptJSON `json:"attempts"`
+	MaxVLs   int           `json:"max_vls"`
+	VLs      int           `json:"vls"`
+	Seconds  float64       `json:"route_seconds"` // the whole chain: every engine tried and its verification
+	// EngineSeconds and VerifySeconds split the engine that succeeded:
+	// its routing alone, and the verifier's check of it.
+	EngineSeconds float64           `json:"engine_seconds"`
+	VerifySeconds float64           `json:"verify_seconds"`
+	Verified      bool              `json:"verified"`
+	Pairs         int64             `json:"pairs"`
+	Unconnected   int64             `json:"pairs_disconnected"`
+	MinHops       int               `json:"min_hops"`
+	AvgHops       float64           `json:"avg_hops"`
+	MaxHops       int               `json:"max_hops"`
+	MaxEFI        int64             `json:"max_efi"`
+	AvgEFI        float64           `json:"avg_efi"`
+	LFTEntries    int               `json:"lft_entries"`
+	VLPairs       []int64           `json:"paths_per_vl"`
+	Files         map[string]string `json:"files"`
+	NueLayers     []nue.LayerStats  `json:"nue_layers,omitempty"`
+	Switches      int               `json:"switches"`
+	Terminals     int               `json:"terminals"`
+	Params        map[string]string `json:"params,omitempty"`
+	SAR           *sarSummary       `json:"sar,omitempty"`
 }
 
 type attemptJSON struct {
-	Engine string `json:"engine"`
-	Error  string `json:"error,omitempty"`
+	Engine        string  `json:"engine"`
+	Error         string  `json:"error,omitempty"`
+	EngineSeconds float64 `json:"engine_seconds"`
+	VerifySeconds float64 `json:"verify_seconds,omitempty"`
 }
 
 func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
@@ -198,9 +204,11 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 		sum.SAR = newSARSummary(sarM)
 	}
 	for _, a := range attempts {
-		aj := attemptJSON{Engine: a.Engine}
+		aj := attemptJSON{Engine: a.Engine, EngineSeconds: a.Route.Seconds(), VerifySeconds: a.Verify.Seconds()}
 		if a.Err != nil {
 			aj.Error = a.Err.Error()
+		} else {
+			sum.EngineSeconds, sum.VerifySeconds = aj.EngineSeconds, aj.VerifySeconds
 		}
 		sum.Attempts = append(sum.Attempts, aj)
 	}
