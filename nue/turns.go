@@ -84,9 +84,9 @@ type usedTurns struct {
 	blk     []uint64 // blocked turns, laid out like in
 
 	// search scratch
-	markF     []uint32
-	stamp     uint32
-	stack, dF []int32
+	markF, markB          []uint32
+	stamp                 uint32
+	stack, stackB, dF, dB []int32
 
 	blocked, used int // counts for statistics
 }
@@ -98,7 +98,7 @@ func newUsedTurns(ti *turnIndex) *usedTurns {
 		ord: make([]int64, C), next: make([]int32, C), prev: make([]int32, C),
 		out: make([]uint64, C*ti.words), in: make([]uint64, C*ti.words),
 		blk:   make([]uint64, C*ti.words),
-		markF: make([]uint32, C),
+		markF: make([]uint32, C), markB: make([]uint32, C),
 	}
 	seq := make([]int32, C)
 	for c := range seq {
@@ -226,15 +226,19 @@ func (u *usedTurns) release(t int32) {
 // insert adds edge a→b to the order, or reports false when b reaches a over
 // used turns. The turn itself must not be marked used yet. When ord[b] <
 // ord[a], a depth-first search from b over the channels ordered before a
-// looks for a; if it is not found, the channels it reached move right
-// behind a, keeping their order (Marchetti-Spaccamela, Nanni, Rohnert, IPL
-// 59, 1996), relabelled in the gap there (see placeAfter). The rest of the
-// window ord[b]..ord[a] keeps its labels: with positions instead of
-// labels, shifting the window took a third of the routing on the torus
-// 8×8×8 (windows of 452 channels on average, 6 of them reached).
-// Pearce–Kelly's reordering of just the searched channels needs a backward
-// search too, which costs more (torus 8×8×8, k = 8: 0.32 s against 0.22 s
-// per routing, and again when tried with this session's code).
+// looks for a; once it has visited twoWayAfter channels, a search backward
+// from a over the channels ordered after b takes turns with it, and the
+// two meeting is a cycle. If the forward search runs out, the channels it
+// reached move right behind a; if the backward one does, the channels it
+// reached move right in front of b; either part keeps its order
+// (Marchetti-Spaccamela, Nanni, Rohnert, IPL 59, 1996, and its mirror
+// image). The moved channels are relabelled in the gap there (see
+// placeAfter); the rest of the window ord[b]..ord[a] keeps its labels:
+// with positions instead of labels, shifting the window took a third of
+// the routing on the torus 8×8×8 (windows of 452 channels on average, 6 of
+// them reached). Pearce–Kelly's reordering of both searched sets costs
+// more (torus 8×8×8, k = 8: 0.32 s against 0.22 s per routing, and again
+// when tried with this code).
 func (u *usedTurns) insert(a, b int32) bool {
 	lb, ub := u.ord[b], u.ord[a]
 	if lb > ub {
@@ -247,59 +251,122 @@ func (u *usedTurns) insert(a, b int32) bool {
 	u.stamp++
 	if u.stamp == 0 { // wrapped: old marks could pass for new ones
 		clear(u.markF)
+		clear(u.markB)
 		u.stamp = 1
 	}
 	st := u.stamp
-	// Pushes are branch-free (the outcome of the tests is unpredictable);
-	// marking channels ordered after a is harmless.
 	C := len(u.ord) + 1
 	if cap(u.dF) < C {
-		u.dF, u.stack = make([]int32, C), make([]int32, C)
+		u.dF, u.dB, u.stack, u.stackB = make([]int32, C), make([]int32, C), make([]int32, C), make([]int32, C)
 	}
-	stack, dF := u.stack[:C], u.dF[:C]
-	stack[0] = b
-	u.markF[b] = st
-	n := 0 // the reached channels of the window, in dF
-	for sp := 1; sp > 0; {
-		sp--
-		w := stack[sp]
-		dF[n] = w
-		n++
+	stackF, stackB, dF, dB := u.stack[:C], u.stackB[:C], u.dF[:C], u.dB[:C]
+	stackF[0], stackB[0] = b, a
+	u.markF[b], u.markB[a] = st, st
+	spF, spB, nF, nB := 1, 1, 0, 0
+	for {
+		// One channel forward from b, over the channels before a...
+		if spF == 0 {
+			u.moveBehind(a, b, dF[:nF], u.markF, st)
+			return true
+		}
+		spF--
+		w := stackF[spF]
+		dF[nF] = w
+		nF++
 		off := g.Off[g.Head[w]]
 		for k, m := range u.out[int(w)*W : int(w+1)*W] {
 			for ; m != 0; m &= m - 1 {
 				z := off + int32(k<<6+bits.TrailingZeros64(m))
-				if z == a {
+				if z == a || (nB > 0 && u.markB[z] == st) { // z reaches a
 					return false
 				}
+				// Branch-free push (the outcome is unpredictable);
+				// marking channels ordered after a is harmless.
 				fresh := b2i(u.markF[z] != st) & b2i(u.ord[z] < ub)
 				u.markF[z] = st
-				stack[sp] = z
-				sp += fresh
+				stackF[spF] = z
+				spF += fresh
+			}
+		}
+		// ... and, once the forward search is no longer small, one
+		// backward from a, over the channels after b.
+		if nF <= twoWayAfter {
+			continue
+		}
+		if spB == 0 {
+			u.moveBefore(a, b, dB[:nB], u.markB, st)
+			return true
+		}
+		spB--
+		x := stackB[spB]
+		dB[nB] = x
+		nB++
+		off = g.Off[g.Tail[x]]
+		for k, m := range u.in[int(x)*W : int(x+1)*W] {
+			for ; m != 0; m &= m - 1 {
+				p := g.Rev[off+int32(k<<6+bits.TrailingZeros64(m))]
+				if u.markF[p] == st { // b reaches p (or p is b)
+					return false
+				}
+				if u.markB[p] != st && u.ord[p] > lb {
+					u.markB[p] = st
+					stackB[spB] = p
+					spB++
+				}
 			}
 		}
 	}
-	// No used turn leads from a reached channel to an unreached one of the
-	// window, so moving the reached ones right behind a, in their order,
-	// keeps the order topological.
-	dF = dF[:n]
-	if n <= 16 {
-		slices.SortFunc(dF, func(x, y int32) int { return cmp.Compare(u.ord[x], u.ord[y]) })
-	} else {
-		// Many reached: walk the window (b comes first) rather than sort.
-		n = 0
-		for x := b; x != a; x = u.next[x] {
-			if u.markF[x] == st {
-				dF[n] = x
-				n++
-			}
-		}
-	}
-	for _, x := range dF {
+}
+
+// twoWayAfter is how many channels the forward search of insert visits
+// alone before the backward search joins it. Most insertions reach only a
+// few channels and succeed (torus 8×8×8, k = 8: 6 on average), where a
+// second search is wasted; refused turns make the forward search run until
+// it meets the cycle, which the backward search cuts short (fat tree k=12,
+// k = 1: 17,424 refusals, 1,170 channels each).
+const twoWayAfter = 32
+
+// moveBehind finishes an insertion whose forward search ran out: the
+// channels b reaches before a (reached, marked st) move right behind a in
+// their order. No used turn leads from a reached channel to an unreached
+// one of the window, so the order stays topological.
+func (u *usedTurns) moveBehind(a, b int32, reached []int32, mark []uint32, st uint32) {
+	u.window(a, b, reached, mark, st)
+	for _, x := range reached {
 		u.unlink(x)
 	}
-	u.placeAfter(a, dF)
-	return true
+	u.placeAfter(a, reached)
+}
+
+// moveBefore finishes an insertion whose backward search ran out: the
+// channels after b that reach a (reached, marked st) move right in front
+// of b in their order. No used turn leads into a reached channel from an
+// unreached one of the window, so the order stays topological.
+func (u *usedTurns) moveBefore(a, b int32, reached []int32, mark []uint32, st uint32) {
+	u.window(a, b, reached, mark, st)
+	for _, x := range reached {
+		u.unlink(x)
+	}
+	u.placeAfter(u.prev[b], reached)
+}
+
+// window puts the reached channels, all in the window from b to a, into
+// their order: by sorting when they are few, else by walking the window.
+func (u *usedTurns) window(a, b int32, reached []int32, mark []uint32, st uint32) {
+	if len(reached) <= 16 {
+		slices.SortFunc(reached, func(x, y int32) int { return cmp.Compare(u.ord[x], u.ord[y]) })
+		return
+	}
+	n := 0
+	for x := b; ; x = u.next[x] {
+		if mark[x] == st {
+			reached[n] = x
+			n++
+		}
+		if x == a {
+			break
+		}
+	}
 }
 
 // unlink takes channel x out of the order list.
@@ -323,8 +390,11 @@ func (u *usedTurns) unlink(x int32) {
 func (u *usedTurns) placeAfter(a int32, xs []int32) {
 	const minGap = 1 << 12
 	for {
-		lo := u.ord[a]
-		end, m := u.next[a], 0 // end: first channel keeping its label
+		lo, end := int64(0), u.head // a < 0: the front of the list
+		if a >= 0 {
+			lo, end = u.ord[a], u.next[a]
+		}
+		m := 0 // channels from end on that are relabelled too
 		for {
 			n := int64(m + len(xs) + 1)
 			hi := maxLabel
@@ -351,25 +421,41 @@ func (u *usedTurns) placeAfter(a int32, xs []int32) {
 	}
 }
 
-// spread links xs behind a, followed by the m channels that followed a,
-// labelled lo+step, lo+2·step, …
+// spread links xs behind a (at the front when a < 0), followed by the m
+// channels that followed a, labelled lo+step, lo+2·step, …
 func (u *usedTurns) spread(a int32, xs []int32, m int, lo, step int64) {
-	rest := u.next[a]
+	rest := u.head
+	if a >= 0 {
+		rest = u.next[a]
+	}
 	prev := a
+	link := func(x int32) {
+		u.prev[x] = prev
+		if prev >= 0 {
+			u.next[prev] = x
+		} else {
+			u.head = x
+		}
+		prev = x
+	}
 	k := int64(1)
 	for _, x := range xs {
 		u.ord[x] = lo + k*step
-		u.prev[x], u.next[prev] = prev, x
-		prev = x
+		link(x)
 		k++
 	}
 	for i := 0; i < m; i++ {
+		next := u.next[rest]
 		u.ord[rest] = lo + k*step
-		u.prev[rest], u.next[prev] = prev, rest
-		prev, rest = rest, u.next[rest]
+		link(rest)
+		rest = next
 		k++
 	}
-	u.next[prev] = rest
+	if prev >= 0 {
+		u.next[prev] = rest
+	} else {
+		u.head = rest
+	}
 	if rest >= 0 {
 		u.prev[rest] = prev
 	}
