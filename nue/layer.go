@@ -271,8 +271,34 @@ func (l *layer) relax(u int32, w []int64) {
 		inUsed, inBlk = ut.in[o:o+l.ti.words], ut.blk[o:o+l.ti.words]
 	}
 	du := l.dist[u]
-	off := g.Off[u]
-	for cc := off; cc < g.Off[u+1]; cc++ {
+	off, end := g.Off[u], g.Off[u+1]
+	if l.ti.words == 1 && !relaxWide {
+		// Degree ≤ 64, the usual case: both masks in registers; the
+		// destination's own switch (vu < 0) continues on no turn, which
+		// counts as used.
+		mu, mb := ^uint64(0), uint64(0)
+		if vu >= 0 {
+			mu, mb = ut.in[vu], ut.blk[vu]
+		}
+		for cc := off; cc < end; cc++ {
+			v := g.Head[cc]
+			if l.settled[v] {
+				continue
+			}
+			bit := uint64(1) << uint(cc-off)
+			if mb&bit != 0 {
+				continue
+			}
+			c := g.Rev[cc] // v -> u
+			nd := du + w[c]
+			if nd < l.dist[v] || (nd == l.dist[v] && l.better(c, mu&bit != 0, v, w)) {
+				l.via[v], l.dist[v], l.usedOffer[v] = c, nd, mu&bit != 0
+				l.qpush(v, nd)
+			}
+		}
+		return
+	}
+	for cc := off; cc < end; cc++ {
 		v := g.Head[cc]
 		if l.settled[v] {
 			continue
@@ -294,6 +320,10 @@ func (l *layer) relax(u int32, w []int64) {
 		}
 	}
 }
+
+// relaxWide makes relax take its general path even for one-word masks
+// (tests compare the two).
+var relaxWide = false
 
 // better breaks a tie between v's current offer and channel c: a used
 // turn first (no new dependency), then the less loaded first hop (fat trees

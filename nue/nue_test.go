@@ -425,3 +425,46 @@ func TestStats(t *testing.T) {
 		t.Errorf("fat tree partition %s", st.Partition)
 	}
 }
+
+// TestHighRadix: switches with more than 64 switch neighbours need two
+// words per turn mask (turnIndex.words), a path of relax and the cycle
+// checks that smaller fabrics never take.
+func TestHighRadix(t *testing.T) {
+	tp, err := topo.Random(72, 66, 1, 5)
+	g := build(t, tp, err)
+	ti := newTurnIndex(g)
+	if ti.words < 2 {
+		t.Fatalf("max degree gives %d mask words, want 2", ti.words)
+	}
+	for _, k := range []int{1, 3} {
+		verify(t, "random72-deg66", g, k, nil)
+		verify(t, "random72-deg66", g, k, map[string]string{"share": "none"})
+	}
+	// relax's one-word fast path and its general path give the same tables.
+	for _, c := range []struct {
+		name string
+		gen  func() (*topo.Topology, error)
+	}{
+		{"torus4x4x3", func() (*topo.Topology, error) { return topo.Torus([]int{4, 4, 3}, 2, false) }},
+		{"fattree4-3", func() (*topo.Topology, error) { return topo.FatTree(4, 3, 0) }},
+		{"random24", func() (*topo.Topology, error) { return topo.Random(24, 4, 2, 11) }},
+	} {
+		tp, err := c.gen()
+		g := build(t, tp, err)
+		for _, k := range []int{1, 4} {
+			fast, _, err := Route(context.Background(), g, routing.Options{MaxVLs: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			relaxWide = true
+			wide, _, err := Route(context.Background(), g, routing.Options{MaxVLs: k})
+			relaxWide = false
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !lft.Equal(fast, wide) {
+				t.Errorf("%s k=%d: relax's fast and general paths route differently", c.name, k)
+			}
+		}
+	}
+}
