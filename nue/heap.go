@@ -192,24 +192,25 @@ func (rh *radixHeap) pop() (int32, bool) {
 			for len(rh.bk[i]) == 0 {
 				i++
 			}
-			m := ^uint64(0)
-			for _, x := range rh.bk[i] {
-				if x < m && rh.fresh(x) {
-					m = x
+			// Drop the stale entries and find the least; then spread
+			// the rest over the buckets below i.
+			bi, n, m := rh.bk[i], 0, ^uint64(0)
+			for _, x := range bi {
+				if rh.fresh(x) {
+					bi[n] = x
+					n++
+					m = min(m, x)
 				}
 			}
-			if m == ^uint64(0) { // only stale entries
-				rh.bk[i] = rh.bk[i][:0]
+			rh.bk[i] = bi[:0]
+			if n == 0 {
 				continue
 			}
 			rh.last = m
-			for _, x := range rh.bk[i] {
-				if rh.fresh(x) {
-					b := rh.bucket(x)
-					rh.bk[b] = append(rh.bk[b], x)
-				}
+			for _, x := range bi[:n] {
+				b := rh.bucket(x)
+				rh.bk[b] = append(rh.bk[b], x)
 			}
-			rh.bk[i] = rh.bk[i][:0]
 		}
 		n := len(rh.bk[0]) - 1
 		e := rh.bk[0][n]
