@@ -345,6 +345,11 @@ func (l *layer) accept(u, dsw int32, w []int64) bool {
 		return true
 	}
 	g, ti, ut := l.g, l.ti, l.ut
+	if l.usedOffer[u] {
+		// The offer continued on a used turn, and a search never takes
+		// a turn out of use while offers are pending.
+		return true
+	}
 	c := l.via[u]
 	next := g.Head[c]
 	if next == dsw {
@@ -485,7 +490,7 @@ func (l *layer) tryDetour(x, c, a, c2 int32, w []int64) bool {
 	}
 	l.releaseTurn(old)
 	l.via[a], l.dist[a] = c2, l.dist[b2]+w[c2]
-	l.via[x], l.dist[x] = c, l.dist[a]+w[c]
+	l.via[x], l.dist[x], l.usedOffer[x] = c, l.dist[a]+w[c], true // t3 is in use now
 	return true
 }
 
