@@ -40,7 +40,10 @@ say ""
 say "## Speed: Nue vs our MinHop (go test -bench, same process)"
 say ""
 # Five rounds of 10 routings each; the ratio of the medians (a single
-# round moves by about ±10 % on this machine).
+# round moves by about ±10 % on this machine). MinHop uses both cores, so
+# anything else running (such as the kernel writing back tables written
+# earlier) slows it more than Nue: flush first and wait a moment.
+sync; sleep 2
 go test -run '^$' -bench '^Benchmark(Nue|MinHop)_' -benchtime 10x -count 5 ./nue/ 2>/dev/null | tee "$work/bench.txt" | grep -E '^Benchmark' | sed 's/^/    /' | tee -a "$out"
 awk '/^Benchmark(Nue|MinHop)_/ {name=$1; sub(/-[0-9]+$/, "", name); t[name] = t[name] " " $3}
      function median(s,   v, k, i, j, x) { k = split(s, v, " ")
