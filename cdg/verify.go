@@ -65,7 +65,7 @@ type PairFailure struct {
 
 // Report is the outcome of Verify.
 type Report struct {
-	Sources      int   // source ports (CA/router ports, plus switches with SwitchSources)
+	Sources      int   // source ports (CA/router ports cabled to a switch, plus the switches with SwitchSources or SwitchDelivery)
 	Destinations int   // destination LIDs (every LID of every endpoint)
 	Pairs        int64 // (source, destination LID) pairs the fabric connects
 	Delivered    int64
@@ -321,7 +321,11 @@ func (v *verifier) report() *Report {
 		Loops: v.loops, DeadEnds: v.dead, VLLimit: v.opt.MaxVLs, NumVLs: v.r.NumVLs,
 		VLsUsed: bits.Len32(v.vlMask),
 	}
-	rep.Sources = len(g.Terms)
+	// Sources are the ports whose paths are walked: those cabled to a
+	// switch (a CA cabled to another CA sends into no switch).
+	for _, n := range v.nsrc {
+		rep.Sources += int(n)
+	}
 	if v.opt.SwitchSources || v.opt.SwitchDelivery {
 		rep.Sources += g.NumSwitches()
 	}
