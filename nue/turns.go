@@ -266,7 +266,7 @@ func (u *usedTurns) insert(a, b int32) bool {
 	for {
 		// One channel forward from b, over the channels before a...
 		if spF == 0 {
-			u.moveBehind(a, b, dF[:nF], u.markF, st)
+			u.move(a, b, dF[:nF], u.markF, st, true)
 			return true
 		}
 		spF--
@@ -294,7 +294,7 @@ func (u *usedTurns) insert(a, b int32) bool {
 			continue
 		}
 		if spB == 0 {
-			u.moveBefore(a, b, dB[:nB], u.markB, st)
+			u.move(a, b, dB[:nB], u.markB, st, false)
 			return true
 		}
 		spB--
@@ -326,46 +326,35 @@ func (u *usedTurns) insert(a, b int32) bool {
 // k = 1: 17,424 refusals, 1,170 channels each).
 const twoWayAfter = 32
 
-// moveBehind finishes an insertion whose forward search ran out: the
-// channels b reaches before a (reached, marked st) move right behind a in
-// their order. No used turn leads from a reached channel to an unreached
-// one of the window, so the order stays topological.
-func (u *usedTurns) moveBehind(a, b int32, reached []int32, mark []uint32, st uint32) {
-	u.window(a, b, reached, mark, st)
-	for _, x := range reached {
-		u.unlink(x)
-	}
-	u.placeAfter(a, reached)
-}
-
-// moveBefore finishes an insertion whose backward search ran out: the
-// channels after b that reach a (reached, marked st) move right in front
-// of b in their order. No used turn leads into a reached channel from an
-// unreached one of the window, so the order stays topological.
-func (u *usedTurns) moveBefore(a, b int32, reached []int32, mark []uint32, st uint32) {
-	u.window(a, b, reached, mark, st)
-	for _, x := range reached {
-		u.unlink(x)
-	}
-	u.placeAfter(u.prev[b], reached)
-}
-
-// window puts the reached channels, all in the window from b to a, into
-// their order: by sorting when they are few, else by walking the window.
-func (u *usedTurns) window(a, b int32, reached []int32, mark []uint32, st uint32) {
+// move finishes an insertion a→b once one of its searches ran out. The
+// channels that search reached (marked st, all in the window from b to a)
+// move in their order: behind a if it was the forward search (what b
+// reaches), in front of b if it was the backward one (what reaches a). No
+// used turn leads out of the forward set, or into the backward set, from
+// the rest of the window, so the order stays topological. They are put in
+// order by sorting when they are few, else by walking the window.
+func (u *usedTurns) move(a, b int32, reached []int32, mark []uint32, st uint32, behindA bool) {
 	if len(reached) <= 16 {
 		slices.SortFunc(reached, func(x, y int32) int { return cmp.Compare(u.ord[x], u.ord[y]) })
-		return
+	} else {
+		n := 0
+		for x := b; ; x = u.next[x] {
+			if mark[x] == st {
+				reached[n] = x
+				n++
+			}
+			if x == a {
+				break
+			}
+		}
 	}
-	n := 0
-	for x := b; ; x = u.next[x] {
-		if mark[x] == st {
-			reached[n] = x
-			n++
-		}
-		if x == a {
-			break
-		}
+	for _, x := range reached {
+		u.unlink(x)
+	}
+	if behindA {
+		u.placeAfter(a, reached)
+	} else {
+		u.placeAfter(u.prev[b], reached)
 	}
 }
 
