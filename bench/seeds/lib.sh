@@ -17,3 +17,21 @@ put_block() {
     { if [ -n "$(tail -n1 "$file")" ]; then echo; fi; cat "$sec"; } >>"$file"
   fi
 }
+
+# simulate STUDY [PKG...]: build bench/seeds/simstudy (and the packages
+# PKG, e.g. ./cmd/nuesm) into a fresh directory $work, removed on exit, run
+# simstudy's STUDY with its plots and CSV into $here/sim and its markdown
+# table into $work/body.md, and set secs to the seconds the study took.
+# here is the caller's; work and secs are for the caller.
+# shellcheck disable=SC2154,SC2034
+simulate() {
+  local study=$1 pkg t0
+  shift
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  go build -o "$work/simstudy" ./bench/seeds/simstudy
+  for pkg in "$@"; do go build -o "$work/$(basename "$pkg")" "$pkg"; done
+  t0=$(date +%s)
+  "$work/simstudy" "$study" -o "$here/sim" -md "$work/body.md"
+  secs=$(($(date +%s) - t0))
+}

@@ -117,7 +117,7 @@ say "only super-node-local traffic closes it."
 say "<!-- adaptive:end -->"
 
 # Replace the section if RESULTS.md has it, else append it.
-# shellcheck source=../lib.sh
+# shellcheck source=bench/seeds/lib.sh
 . bench/seeds/lib.sh
 put_block adaptive "$out" "$sec"
 echo "wrote $out (section 4) and $data/"

@@ -11,7 +11,7 @@ here=bench/seeds/000-rsi
 out=$here/SIM.md
 # link_results links SIM.md from RESULTS.md (the sim:begin/sim:end block;
 # run.sh rewrites RESULTS.md and then calls this script with --link-only).
-# shellcheck source=../lib.sh
+# shellcheck source=bench/seeds/lib.sh
 . bench/seeds/lib.sh
 link_results() {
   local sec
@@ -32,12 +32,7 @@ if [ "${1:-}" = --link-only ]; then
   link_results
   exit 0
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-go build -o "$work/simstudy" ./bench/seeds/simstudy
-t0=$(date +%s)
-"$work/simstudy" rsi -o "$here/sim" -md "$work/body.md"
-secs=$(($(date +%s) - t0))
+simulate rsi
 {
   echo "# Seed 000 (RSI): hop counts and latency–load with minimal routing, simulated"
   echo

@@ -98,7 +98,7 @@ say "No threshold serves both; the default 0.6 favours ADV+1."
 say "<!-- adaptive:end -->"
 
 # Replace the section if RESULTS.md has it, else append it.
-# shellcheck source=../lib.sh
+# shellcheck source=bench/seeds/lib.sh
 . bench/seeds/lib.sh
 put_block adaptive "$out" "$sec"
 echo "wrote $out (section 4) and $data/"

@@ -11,7 +11,7 @@ here=bench/seeds/003-io-placement
 out=$here/SIM.md
 # link_results links SIM.md from RESULTS.md (the sim:begin/sim:end block;
 # run.sh rewrites RESULTS.md and then calls this script with --link-only).
-# shellcheck source=../lib.sh
+# shellcheck source=bench/seeds/lib.sh
 . bench/seeds/lib.sh
 link_results() {
   local sec
@@ -33,14 +33,7 @@ if [ "${1:-}" = --link-only ]; then
   link_results
   exit 0
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-go build -o "$work/simstudy" ./bench/seeds/simstudy
-go build -o "$work/flitsim" ./cmd/flitsim
-go build -o "$work/nuesm" ./cmd/nuesm
-t0=$(date +%s)
-"$work/simstudy" io -o "$here/sim" -md "$work/body.md"
-secs=$(($(date +%s) - t0))
+simulate io ./cmd/flitsim ./cmd/nuesm
 "$work/nuesm" placement --dims 8x8 --method rqp --t 1 --roles "$work/roles.txt" >/dev/null
 {
   echo "# Seed 003 (I/O placement in tori): simulations"

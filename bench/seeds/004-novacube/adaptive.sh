@@ -83,7 +83,7 @@ say "on 4×4×4 under random permutations (numbers in the tables above)."
 say "<!-- adaptive:end -->"
 
 # Replace the section if RESULTS.md has it, else append it.
-# shellcheck source=../lib.sh
+# shellcheck source=bench/seeds/lib.sh
 . bench/seeds/lib.sh
 put_block adaptive "$out" "$sec"
 echo "wrote $out (PORA section) and $data/"
