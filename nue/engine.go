@@ -177,6 +177,9 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	// length dominate load.
 	w := make([]int64, C)
 	w0 := n * n * unit
+	if testW0 > 0 {
+		w0 = testW0
+	}
 	for c := range w {
 		w[c] = w0
 	}
@@ -218,9 +221,20 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		}
 	}
 	allRoots := centralRoots(g, covers, comp, opt.Workers)
+	var rows *levelRows
+	if radix && ti.words == 1 && !noSweep {
+		rows = newLevelRows(g)
+		// Indirect networks: nearly every search is a sweep (fat tree
+		// k=12: all terminal LIDs), so build the rows up front on all
+		// workers. Direct ones mostly give up on it (tori): on demand.
+		if rows != nil && how != Locality {
+			rows.warm(opt.Workers)
+		}
+	}
 	for i, lds := range parts {
 		l := newLayer(i, g, ti, comp, compSrc, own, src, lds)
 		l.jobOwn = jobOwn
+		l.rows = rows
 		if radix {
 			l.rh = newRadixHeap(S)
 		}
@@ -244,7 +258,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		}
 		layers[i] = l
 	}
-	ok, err := runRounds(ctx, layers, w, r, opt, sched)
+	ok, err := runRounds(ctx, layers, w, w0, r, opt, sched)
 	if err != nil || !ok {
 		return nil, nil, ok, err
 	}
@@ -256,6 +270,10 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	}
 	return r, st, true, nil
 }
+
+// testW0 replaces the initial channel weight when set (tests: a weight
+// that load can outweigh, so that the sweep must give up).
+var testW0 int64
 
 func countUsed(ut *usedTurns) int {
 	n := 0
@@ -413,11 +431,15 @@ func schedule(layers []*layer, sched Schedule) []step {
 // before it, in parallel when there are workers; then their increments are
 // added in step order. Switch LIDs add no balancing load: they carry next
 // to no data. The result does not depend on the workers.
-func runRounds(ctx context.Context, layers []*layer, w []int64, r *lft.Routing, opt routing.Options, sched Schedule) (bool, error) {
+func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft.Routing, opt routing.Options, sched Schedule) (bool, error) {
 	steps := schedule(layers, sched)
 	total := 0
 	for _, st := range steps {
 		total += len(st)
+	}
+	wmax := w0 // the heaviest channel, for the sweep
+	for _, x := range w {
+		wmax = max(wmax, x)
 	}
 	merge := func(sd stepDest) {
 		l := layers[sd.layer]
@@ -425,6 +447,7 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, r *lft.Routing, 
 		if sd.d.phase < 2 { // terminal LIDs (with SAR: in jobs, then the rest)
 			for _, e := range l.inc {
 				w[e.c] += e.v
+				wmax = max(wmax, w[e.c])
 			}
 		}
 		l.inc = l.inc[:0]
@@ -433,6 +456,9 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, r *lft.Routing, 
 	for _, st := range steps {
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("nue: %w", err)
+		}
+		for _, sd := range st {
+			layers[sd.layer].w0, layers[sd.layer].span = w0, wmax-w0
 		}
 		if opt.Workers <= 1 || len(st) == 1 {
 			for _, sd := range st {

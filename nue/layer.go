@@ -14,6 +14,7 @@ type LayerStats struct {
 	Root          string // root switch of the escape paths (first component)
 	Destinations  int    // LIDs routed in the layer
 	Searches      int    // searches run: LIDs sharing one count once (share=switch)
+	Sweeps        int    // of which done by the sweep (sweep.go) rather than the Dijkstra
 	Fallbacks     int    // destinations routed on the escape paths
 	TermFallbacks int    // of which CA or router LIDs
 	Backtracks    int    // successful local backtracking steps
@@ -65,7 +66,20 @@ type layer struct {
 	inc       []incEntry
 	members   []member // scratch of write
 	stats     LayerStats
+
+	// The sweep (sweep.go): w0 is the initial channel weight and span
+	// the most load any channel carries, as of the current step.
+	sweepOn            bool
+	w0, span           int64
+	rows               *levelRows // shared; nil: build ownRow as needed
+	ownRow             levelRow
+	ownRowOf           int32
+	lvl                []int32 // scratch of buildRow
+	sweeps, sweepFails int
 }
+
+// noSweep turns the sweep off (tests compare it with the Dijkstra).
+var noSweep = false
 
 const inf = int64(math.MaxInt64 / 4)
 
@@ -76,6 +90,7 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, comp, compSrc []int32, ow
 		ut: newUsedTurns(ti), nh: newNodeHeap(S),
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),
+		sweepOn: !noSweep, lvl: make([]int32, S),
 		stats: LayerStats{Layer: idx, Destinations: len(ds)},
 	}
 }
@@ -110,20 +125,57 @@ func (l *layer) qreset() {
 // is a switch LID whose escape routes were not marked in advance and cannot
 // be added without a cycle (the caller then reroutes conservatively).
 func (l *layer) route(d dest, w []int64) bool {
-	g := l.g
 	l.stats.Searches++
-	for v := range l.dist {
-		l.dist[v], l.via[v], l.settled[v], l.usedOffer[v] = inf, -1, false, false
+	l.resetSearch()
+	fb := l.stats.Fallbacks
+	if !l.trySweep(d.sw, w) {
+		if !l.dijkstra(d, w) {
+			return false
+		}
 	}
-	l.wet = l.wet[:0]
-	l.qreset()
+	for _, t := range l.wet {
+		if l.ut.state[t] == tWet {
+			l.ut.state[t] = tUsed
+			l.ut.used++
+		}
+	}
+	for v := range l.via {
+		if !l.settled[v] && int32(v) != d.sw && l.stats.Fallbacks == fb {
+			l.via[v] = -1 // a tentative offer, not a route
+		}
+	}
+	l.fillUnreached(d.sw)
+	mult := int64(0)
+	if d.term {
+		mult++
+	}
+	for _, m := range d.also {
+		if m.term {
+			mult++
+		}
+	}
+	if d.phase < 2 && mult > 0 { // terminal LIDs; switch LIDs carry next to no data
+		src := l.own
+		if l.jobOwn != nil && d.job >= 0 {
+			src = l.jobOwn[d.job]
+		}
+		l.increments(d.sw, src, mult)
+	}
+	return true
+}
+
+// dijkstra is the search of route (Algorithm 4.1, line 8): a Dijkstra
+// over the switches from d.sw whose settling checks the new turn (accept),
+// with local backtracking and the escape paths when it stalls. It reports
+// false as route does.
+func (l *layer) dijkstra(d dest, w []int64) bool {
+	g := l.g
 	l.dist[d.sw] = 0
 	l.qpush(d.sw, 0)
 	// Done once every source switch (one with terminals) of the
 	// component is reached; the deadlock-freedom guarantee covers the
 	// packets terminals inject.
 	reached, target := int32(0), l.compSrc[l.comp[d.sw]]
-	fb := l.stats.Fallbacks
 	for {
 		for {
 			u, ok := l.qpop()
@@ -170,35 +222,16 @@ func (l *layer) route(d dest, w []int64) bool {
 		}
 		l.qpush(x, l.dist[x])
 	}
-	for _, t := range l.wet {
-		if l.ut.state[t] == tWet {
-			l.ut.state[t] = tUsed
-			l.ut.used++
-		}
-	}
-	for v := range l.via {
-		if !l.settled[v] && int32(v) != d.sw && l.stats.Fallbacks == fb {
-			l.via[v] = -1 // a tentative offer, not a route
-		}
-	}
-	l.fillUnreached(d.sw)
-	mult := int64(0)
-	if d.term {
-		mult++
-	}
-	for _, m := range d.also {
-		if m.term {
-			mult++
-		}
-	}
-	if d.phase < 2 && mult > 0 { // terminal LIDs; switch LIDs carry next to no data
-		src := l.own
-		if l.jobOwn != nil && d.job >= 0 {
-			src = l.jobOwn[d.job]
-		}
-		l.increments(d.sw, src, mult)
-	}
 	return true
+}
+
+// resetSearch clears the scratch of one search.
+func (l *layer) resetSearch() {
+	for v := range l.dist {
+		l.dist[v], l.via[v], l.settled[v], l.usedOffer[v] = inf, -1, false, false
+	}
+	l.wet = l.wet[:0]
+	l.qreset()
 }
 
 // write puts the paths of the last route towards d (l.via) into r, for d

@@ -113,7 +113,7 @@ func TestRouteAndVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"nue", "yes", "layer", "searches", "tables written"} {
+	for _, want := range []string{"nue", "yes", "layer", "searches", "sweeps", "tables written"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("route output lacks %q:\n%s", want, out)
 		}

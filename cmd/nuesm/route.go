@@ -249,9 +249,9 @@ func (s statsEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Opt
 
 func printLayers(w io.Writer, layers []nue.LayerStats) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "layer\troot\tdestinations\tsearches\tfallbacks\tbacktracks\tescape turns\tused turns\tblocked turns")
+	fmt.Fprintln(tw, "layer\troot\tdestinations\tsearches\tsweeps\tfallbacks\tbacktracks\tescape turns\tused turns\tblocked turns")
 	for _, l := range layers {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", l.Layer, l.Root, l.Destinations, l.Searches, l.Fallbacks, l.Backtracks, l.EscapeTurns, l.UsedTurns, l.BlockedTurns)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", l.Layer, l.Root, l.Destinations, l.Searches, l.Sweeps, l.Fallbacks, l.Backtracks, l.EscapeTurns, l.UsedTurns, l.BlockedTurns)
 	}
 	tw.Flush()
 }

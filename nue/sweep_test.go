@@ -1,0 +1,204 @@
+package nue
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/topo"
+)
+
+// routeBoth routes g with the sweep and without it (Dijkstra only) and
+// fails unless the tables are identical; it returns the sweep run's stats.
+func routeBoth(t *testing.T, name string, g *fabric.Graph, opt routing.Options) *Stats {
+	t.Helper()
+	a, st, err := Route(context.Background(), g, opt)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	noSweep = true
+	b, stb, err := Route(context.Background(), g, opt)
+	noSweep = false
+	if err != nil {
+		t.Fatalf("%s without the sweep: %v", name, err)
+	}
+	if !lft.Equal(a, b) {
+		t.Fatalf("%s: the sweep routes differently from the Dijkstra", name)
+	}
+	for i := range stb.Layers {
+		x, y := st.Layers[i], stb.Layers[i]
+		x.Sweeps = 0
+		if x != y {
+			t.Fatalf("%s layer %d: stats %+v with the sweep, %+v without", name, i, x, y)
+		}
+		if y.Sweeps != 0 {
+			t.Fatalf("%s layer %d: %d sweeps with the sweep off", name, i, y.Sweeps)
+		}
+	}
+	return st
+}
+
+func sweeps(st *Stats) (n, searches int) {
+	for _, l := range st.Layers {
+		n += l.Sweeps
+		searches += l.Searches
+	}
+	return n, searches
+}
+
+// TestSweepMatchesDijkstra: the sweep is an exact shortcut of the Dijkstra
+// (sweep.go), so tables and statistics must be identical with and without
+// it, on every family, with link failures, shared and unshared searches,
+// and with the rows built per layer instead of shared.
+func TestSweepMatchesDijkstra(t *testing.T) {
+	// Sweep every search, even where it mostly gives up (tori): each
+	// way of giving up must leave the Dijkstra's result.
+	defer func(p int) { sweepProbe = p }(sweepProbe)
+	sweepProbe = 1 << 30
+	swept := 0
+	larger := []struct {
+		name string
+		gen  func() (*topo.Topology, error)
+	}{
+		{"fattree6-3", func() (*topo.Topology, error) { return topo.FatTree(6, 3, 0) }},
+		{"torus6x6x3", func() (*topo.Topology, error) { return topo.Torus([]int{6, 6, 3}, 2, false) }},
+		{"random64", func() (*topo.Topology, error) { return topo.Random(64, 6, 2, 5) }},
+		{"dragonfly3", func() (*topo.Topology, error) { return topo.Dragonfly(3, 6, 3, 0) }},
+	}
+	for _, fam := range append(larger, families...) {
+		tp, err := fam.gen()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, frac := range []float64{0, 0.03} {
+			f := tp.Fabric
+			if frac > 0 {
+				nl := max(1, int(frac*float64(len(tp.Fabric.Links()))+0.5))
+				if f, _, err = topo.InjectFailures(tp.Fabric, topo.FailureSpec{Links: nl, Seed: 7}); err != nil {
+					t.Fatalf("%s: %v", fam.name, err)
+				}
+			}
+			g, err := fabric.Compile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []int{1, 2, 8} {
+				for _, share := range []string{"auto", "none"} {
+					name := fmt.Sprintf("%s/fail%.0f%%/k=%d/share=%s", fam.name, frac*100, k, share)
+					st := routeBoth(t, name, g, routing.Options{MaxVLs: k, Params: map[string]string{"share": share}})
+					n, _ := sweeps(st)
+					swept += n
+				}
+			}
+		}
+	}
+	if swept == 0 {
+		t.Fatal("no search was done by the sweep")
+	}
+	// Rows built by each layer as needed (fabrics too large to share them).
+	defer func(b int64) { maxLevelBytes = b }(maxLevelBytes)
+	maxLevelBytes = 0
+	for _, fam := range families[:4] {
+		tp, err := fam.gen()
+		g := build(t, tp, err)
+		for _, k := range []int{1, 4} {
+			routeBoth(t, fmt.Sprintf("%s/own rows/k=%d", fam.name, k), g, routing.Options{MaxVLs: k})
+		}
+	}
+}
+
+// TestSweepCases: SAR jobs (their weights exceed the sweep's bound, so it
+// gives up on loaded channels), LMC, and the fat tree, where every
+// terminal LID's search is a sweep.
+func TestSweepCases(t *testing.T) {
+	tp, err := topo.Torus([]int{4, 4, 2}, 3, false)
+	g := build(t, tp, err)
+	jobs := []routing.Job{{ID: "1", Terms: []int32{0, 1, 2, 5, 9}}, {ID: "2", Terms: []int32{3, 4, 20, 21}}}
+	for _, k := range []int{1, 4} {
+		routeBoth(t, fmt.Sprintf("torus SAR k=%d", k), g, routing.Options{MaxVLs: k, SAR: true, Jobs: jobs})
+	}
+
+	tp, err = topo.FatTree(4, 3, 0)
+	ft := build(t, tp, err)
+	st := routeBoth(t, "fattree4-3 SAR", ft, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs})
+	if n, _ := sweeps(st); n == 0 {
+		t.Error("fat tree with SAR jobs: no sweep (the jobs' own loads stay within the bound)")
+	}
+	for _, k := range []int{1, 8} {
+		st := routeBoth(t, fmt.Sprintf("fattree4-3 k=%d", k), ft, routing.Options{MaxVLs: k})
+		if n, _ := sweeps(st); n < len(ft.Terms) {
+			t.Errorf("fat tree k=%d: %d sweeps, want one at least per terminal LID (%d): its paths are shortest paths", k, n, len(ft.Terms))
+		}
+	}
+
+	f := tp.Fabric.Clone()
+	for i := range f.Nodes {
+		for p := range f.Nodes[i].Ports {
+			f.Nodes[i].Ports[p].LID = 0
+		}
+	}
+	if err := f.AssignLIDs(1); err != nil {
+		t.Fatal(err)
+	}
+	lmc, err := fabric.Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routeBoth(t, "fattree4-3 lmc1", lmc, routing.Options{MaxVLs: 3})
+}
+
+// TestSweepHeavyLoad: with a small initial weight, load outweighs path
+// length and the Dijkstra takes longer, less loaded paths; the sweep must
+// notice (its bound on the loads) and leave those searches to it.
+func TestSweepHeavyLoad(t *testing.T) {
+	defer func(p int) { sweepProbe, testW0 = p, 0 }(sweepProbe)
+	sweepProbe = 1 << 30
+	for _, w0 := range []int64{1, 20, 500} {
+		testW0 = w0
+		for _, fam := range families[6:10] {
+			tp, err := fam.gen()
+			g := build(t, tp, err)
+			for _, k := range []int{1, 4} {
+				routeBoth(t, fmt.Sprintf("%s/w0=%d/k=%d", fam.name, w0, k), g, routing.Options{MaxVLs: k})
+			}
+		}
+	}
+}
+
+// TestLevelRows checks the rows against a plain breadth-first search.
+func TestLevelRows(t *testing.T) {
+	tp, err := topo.Random(30, 4, 1, 3)
+	g := build(t, tp, err)
+	rows := newLevelRows(g)
+	S := g.NumSwitches()
+	dist, q, lv := make([]int32, S), make([]int32, S), make([]int32, S)
+	for s := int32(0); int(s) < S; s++ {
+		g.BFS(s, dist, q)
+		r := rows.row(s, lv)
+		n := 0
+		for _, d := range dist {
+			if d >= 0 {
+				n++
+			}
+		}
+		if len(r.order) != n {
+			t.Fatalf("row %d: %d switches, BFS reaches %d", s, len(r.order), n)
+		}
+		for h := 0; h+1 < len(r.start); h++ {
+			for _, v := range r.order[r.start[h]:r.start[h+1]] {
+				if int(dist[v]) != h {
+					t.Fatalf("row %d: switch %d at level %d, BFS says %d", s, v, h, dist[v])
+				}
+				for c := g.Off[v]; c < g.Off[v+1]; c++ {
+					kid := r.kids[v]>>uint(c-g.Off[v])&1 != 0
+					if kid != (dist[g.Head[c]] == dist[v]+1) {
+						t.Fatalf("row %d: switch %d channel %d kid=%v, levels %d -> %d", s, v, c, kid, dist[v], dist[g.Head[c]])
+					}
+				}
+			}
+		}
+	}
+}
