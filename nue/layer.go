@@ -270,6 +270,10 @@ func (l *layer) fillUnreached(dsw int32) {
 	if !missing {
 		return
 	}
+	if l.rows != nil && l.sweepOn {
+		l.fillFromRow(dsw)
+		return
+	}
 	if l.bfs == nil {
 		l.bfs, l.bfsq = make([]int32, len(l.via)), make([]int32, len(l.via))
 	}
@@ -280,6 +284,27 @@ func (l *layer) fillUnreached(dsw int32) {
 		}
 		for c := g.Off[v]; c < g.Off[v+1]; c++ {
 			if l.bfs[g.Head[c]] == l.bfs[v]-1 {
+				l.via[v] = c
+				break
+			}
+		}
+		l.stats.FilledHops++
+	}
+}
+
+// fillFromRow is fillUnreached with the destination's level row: a
+// channel leads one step closer iff the switch is its head's kid over it.
+// It picks the same channel (the first in the switch's order).
+func (l *layer) fillFromRow(dsw int32) {
+	g := l.g
+	row := l.rows.row(dsw, l.lvl)
+	for _, v := range row.order[1:] {
+		if l.via[v] >= 0 {
+			continue
+		}
+		for c := g.Off[v]; c < g.Off[v+1]; c++ {
+			x := g.Head[c]
+			if row.kids[x]>>uint(g.Rev[c]-g.Off[x])&1 != 0 {
 				l.via[v] = c
 				break
 			}
