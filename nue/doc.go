@@ -22,7 +22,11 @@
 //     Turns a destination tries but does not keep are released again. When
 //     switches stay unreached, a local backtracking step reroutes one
 //     neighbour; when that fails too, the destination falls back to the
-//     escape paths, whose turns are used already.
+//     escape paths, whose turns are used already. While loads stay below
+//     the initial weight, the Dijkstra settles switches level by level
+//     from the destination; the sweep (sweep.go) does that without a
+//     queue and with the same result, leaving the Dijkstra whatever leaves
+//     that pattern.
 //  4. The channel weights grow by the number of LIDs routed over each
 //     channel, starting at (number of LIDs)² so shortest paths win.
 //
