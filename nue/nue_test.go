@@ -28,6 +28,25 @@ func build(t testing.TB, tp *topo.Topology, err error) *fabric.Graph {
 	return g
 }
 
+// withLMC compiles a copy of f with its LIDs assigned afresh under lmc.
+func withLMC(t testing.TB, f *fabric.Fabric, lmc uint8) *fabric.Graph {
+	t.Helper()
+	f = f.Clone()
+	for i := range f.Nodes {
+		for p := range f.Nodes[i].Ports {
+			f.Nodes[i].Ports[p].LID = 0
+		}
+	}
+	if err := f.AssignLIDs(lmc); err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // verify routes g with k layers and checks the result: every connected
 // terminal pair delivered, acyclic CDG within k VLs, and every switch's
 // own packets delivered without loops or dead ends.
@@ -339,19 +358,7 @@ func TestLMC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := tp.Fabric.Clone()
-	for i := range f.Nodes {
-		for p := range f.Nodes[i].Ports {
-			f.Nodes[i].Ports[p].LID = 0
-		}
-	}
-	if err := f.AssignLIDs(2); err != nil {
-		t.Fatal(err)
-	}
-	g, err := fabric.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := withLMC(t, tp.Fabric, 2)
 	verify(t, "lmc2", g, 3, nil)
 	r, _, _ := Route(context.Background(), g, routing.Options{MaxVLs: 3})
 	for _, tm := range g.Terms {

@@ -134,20 +134,7 @@ func TestSweepCases(t *testing.T) {
 		}
 	}
 
-	f := tp.Fabric.Clone()
-	for i := range f.Nodes {
-		for p := range f.Nodes[i].Ports {
-			f.Nodes[i].Ports[p].LID = 0
-		}
-	}
-	if err := f.AssignLIDs(1); err != nil {
-		t.Fatal(err)
-	}
-	lmc, err := fabric.Compile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	routeBoth(t, "fattree4-3 lmc1", lmc, routing.Options{MaxVLs: 3})
+	routeBoth(t, "fattree4-3 lmc1", withLMC(t, tp.Fabric, 1), routing.Options{MaxVLs: 3})
 }
 
 // TestSweepHeavyLoad: with a small initial weight, load outweighs path
