@@ -222,7 +222,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	}
 	allRoots := centralRoots(g, covers, comp, opt.Workers)
 	var rows *levelRows
-	if radix && ti.words == 1 && !noSweep {
+	if ti.words == 1 && !noSweep {
 		rows = newLevelRows(g)
 		// Indirect networks: nearly every search is a sweep (fat tree
 		// k=12: all terminal LIDs), so build the rows up front on all

@@ -69,7 +69,6 @@ type layer struct {
 
 	// The sweep (sweep.go): w0 is the initial channel weight and span
 	// the most load any channel carries, as of the current step.
-	sweepOn            bool
 	w0, span           int64
 	rows               *levelRows // shared; nil: build ownRow as needed
 	ownRow             levelRow
@@ -90,7 +89,7 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, comp, compSrc []int32, ow
 		ut: newUsedTurns(ti), nh: newNodeHeap(S),
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),
-		sweepOn: !noSweep, lvl: make([]int32, S),
+		lvl:   make([]int32, S),
 		stats: LayerStats{Layer: idx, Destinations: len(ds)},
 	}
 }
@@ -270,7 +269,7 @@ func (l *layer) fillUnreached(dsw int32) {
 	if !missing {
 		return
 	}
-	if l.rows != nil && l.sweepOn {
+	if l.rows != nil { // nil when the sweep is off
 		l.fillFromRow(dsw)
 		return
 	}

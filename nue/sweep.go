@@ -170,7 +170,7 @@ func (l *layer) row(s int32) *levelRow {
 // above) and reports whether it routed it; if not, it leaves the search
 // scratch reset for the Dijkstra.
 func (l *layer) trySweep(dsw int32, w []int64) bool {
-	if !l.sweepOn || l.ti.words != 1 || relaxWide {
+	if noSweep || l.ti.words != 1 || relaxWide {
 		return false
 	}
 	if l.sweeps >= sweepProbe && l.sweepFails*sweepGiveUp > l.sweeps {
