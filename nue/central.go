@@ -1,7 +1,7 @@
 package nue
 
 import (
-	"sync"
+	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
 )
@@ -43,130 +43,206 @@ func components(g *fabric.Graph) []int32 {
 // switches.
 func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][]int32 {
 	roots := make([][]int32, len(sets))
-	workers = max(1, min(workers, len(sets)))
-	var wg sync.WaitGroup
-	for k := 0; k < workers; k++ {
-		var mine []int
-		for i := k; i < len(sets); i += workers {
-			mine = append(mine, i)
+	// Layers whose destinations sit on the same switches in the same
+	// numbers have the same centralities and hull, to the bit: compute
+	// them once (round-robin on a regular fabric: the k=12 fat tree's 8
+	// layers form 2 such classes).
+	S := g.NumSwitches()
+	counts := make([][]int32, len(sets))
+	var reps []int                 // one layer per class
+	same := make([]int, len(sets)) // layer -> its class's representative
+	for i, ds := range sets {
+		counts[i] = make([]int32, S)
+		for _, d := range ds {
+			counts[i][d.sw]++
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			brandes(g, sets, mine, comp, roots)
-		}()
+		same[i] = i
+		for _, j := range reps {
+			if slices.Equal(counts[i], counts[j]) {
+				same[i] = j
+				break
+			}
+		}
+		if same[i] == i {
+			reps = append(reps, i)
+		}
 	}
-	wg.Wait()
+	workers = max(1, workers)
+	acc := newAccum(S, counts, reps)
+	// The sources' dependencies are independent: a block of sources at a
+	// time on all workers, then their sums in source order, so that they
+	// are the same to the bit whatever the workers.
+	var srcs []int32
+	for s := int32(0); int(s) < S; s++ {
+		for _, i := range reps {
+			if counts[i][s] != 0 {
+				srcs = append(srcs, s)
+				break
+			}
+		}
+	}
+	const block = 32
+	trees := make([]spTree, min(block, len(srcs)))
+	for b := 0; b < len(srcs); b += block {
+		blk := srcs[b:min(b+block, len(srcs))]
+		parallelFor(len(blk), workers, func(i int) {
+			trees[i].build(g, blk[i])
+			acc.depend(&trees[i])
+		})
+		for i := range blk {
+			acc.add(&trees[i])
+		}
+	}
+	acc.roots(comp, roots)
+	for i, j := range same {
+		if j != i {
+			roots[i] = slices.Clone(roots[j])
+		}
+	}
 	return roots
 }
 
-// brandes sets roots[i] for the layers i in mine. The breadth-first search
-// from a source switch does not depend on the layer, so it runs once for
-// all of them; each layer accumulates in the same order as on its own.
-func brandes(g *fabric.Graph, sets [][]dest, mine []int, comp []int32, roots [][]int32) {
+// spTree holds the shortest paths from one source switch: the switches it
+// reaches in breadth-first order, their numbers of shortest paths from it,
+// and each one's predecessors on them.
+type spTree struct {
+	src           int32
+	dist          []int32
+	sigma         []float64
+	order         []int32
+	pred, predOff []int32
+	// the dependencies (accum.depend)
+	act          []int
+	delta, coeff []float64
+}
+
+// build computes the tree of source s into t, reusing its storage.
+func (t *spTree) build(g *fabric.Graph, s int32) {
 	S := g.NumSwitches()
-	n := make([][]float64, len(mine))
-	bc := make([][]float64, len(mine))
-	hull := make([][]bool, len(mine))
+	if len(t.dist) < S {
+		t.dist, t.sigma = make([]int32, S), make([]float64, S)
+	}
+	dist, sigma := t.dist, t.sigma
+	for i := range dist {
+		dist[i] = -1
+		sigma[i] = 0
+	}
+	t.src = s
+	order := append(t.order[:0], s)
+	dist[s], sigma[s] = 0, 1
+	// Breadth-first; a switch's predecessors (neighbours one level
+	// closer) are all known when it is dequeued, and so are their path
+	// counts.
+	t.predOff = append(t.predOff[:0], 0)
+	t.pred = t.pred[:0]
+	for h := 0; h < len(order); h++ {
+		u := order[h]
+		du := dist[u]
+		for c := g.Off[u]; c < g.Off[u+1]; c++ {
+			v := g.Head[c]
+			switch dist[v] {
+			case -1:
+				dist[v] = du + 1
+				order = append(order, v)
+			case du - 1:
+				sigma[u] += sigma[v]
+				t.pred = append(t.pred, v)
+			}
+		}
+		t.predOff = append(t.predOff, int32(len(t.pred)))
+	}
+	t.order = order
+}
+
+// accum accumulates the betweenness of the layers mine (Brandes), side
+// by side.
+type accum struct {
+	mine  []int
+	n, bc [][]float64
+	hull  [][]bool
+}
+
+func newAccum(S int, counts [][]int32, mine []int) *accum {
+	a := &accum{mine: mine, n: make([][]float64, len(mine)), bc: make([][]float64, len(mine)), hull: make([][]bool, len(mine))}
 	for li, i := range mine {
-		n[li], bc[li], hull[li] = make([]float64, S), make([]float64, S), make([]bool, S)
-		for _, d := range sets[i] {
-			n[li][d.sw]++
+		a.n[li], a.bc[li], a.hull[li] = make([]float64, S), make([]float64, S), make([]bool, S)
+		for v, x := range counts[i] {
+			a.n[li][v] = float64(x)
 		}
 	}
-	dist := make([]int32, S)
-	sigma := make([]float64, S)
-	delta := make([]float64, S*len(mine))
-	coeff := make([]float64, len(mine))
-	order := make([]int32, 0, S)
-	var pred, predOff []int32
-	var act []int
-	for s := int32(0); int(s) < S; s++ {
-		needed := false
-		for li := range mine {
-			needed = needed || n[li][s] != 0
+	return a
+}
+
+// depend computes into t the dependencies of its source, t.delta[v·A+x],
+// for the A layers t.act with destinations on it; it only reads a.
+func (a *accum) depend(t *spTree) {
+	s := t.src
+	t.act = t.act[:0]
+	for li := range a.mine {
+		if a.n[li][s] != 0 {
+			t.act = append(t.act, li)
 		}
-		if !needed {
-			continue
+	}
+	A := len(t.act)
+	if A == 0 {
+		return
+	}
+	S := len(t.dist)
+	if cap(t.delta) < S*A {
+		t.delta = make([]float64, S*A)
+	}
+	delta := t.delta[:S*A]
+	for _, v := range t.order {
+		clear(delta[int(v)*A : int(v+1)*A])
+	}
+	t.coeff = append(t.coeff[:0], make([]float64, A)...)
+	coeff, sigma, order := t.coeff, t.sigma, t.order
+	for i := len(order) - 1; i > 0; i-- {
+		w := order[i]
+		dw := delta[int(w)*A : int(w+1)*A]
+		for x, li := range t.act {
+			coeff[x] = (a.n[li][w] + dw[x]) / sigma[w]
 		}
-		for i := range dist {
-			dist[i] = -1
-			sigma[i] = 0
-		}
-		order = append(order[:0], s)
-		dist[s], sigma[s] = 0, 1
-		for h := 0; h < len(order); h++ {
-			u := order[h]
-			for c := g.Off[u]; c < g.Off[u+1]; c++ {
-				v := g.Head[c]
-				if dist[v] < 0 {
-					dist[v] = dist[u] + 1
-					order = append(order, v)
-				}
-				if dist[v] == dist[u]+1 {
-					sigma[v] += sigma[u]
-				}
-			}
-		}
-		// The predecessors of every reached switch on shortest paths
-		// from s, once for all layers.
-		predOff = append(predOff[:0], 0)
-		pred = pred[:0]
-		for _, w := range order {
-			for c := g.Off[w]; c < g.Off[w+1]; c++ {
-				if v := g.Head[c]; dist[v] == dist[w]-1 {
-					pred = append(pred, v)
-				}
-			}
-			predOff = append(predOff, int32(len(pred)))
-		}
-		// Accumulate the layers with destinations on s side by side:
-		// delta[v*A+a] for the a-th of them, each in the order a single
-		// layer would use, so the sums are the same to the bit.
-		act = act[:0]
-		for li := range mine {
-			if n[li][s] != 0 {
-				act = append(act, li)
-				hull[li][s] = true
-			}
-		}
-		A := len(act)
-		delta = delta[:S*A]
-		for _, v := range order {
-			clear(delta[int(v)*A : int(v+1)*A])
-		}
-		coeff = coeff[:A]
-		for i := len(order) - 1; i > 0; i-- {
-			w := order[i]
-			dw := delta[int(w)*A : int(w+1)*A]
-			for a, li := range act {
-				coeff[a] = (n[li][w] + dw[a]) / sigma[w]
-			}
-			for _, v := range pred[predOff[i]:predOff[i+1]] {
-				dv, sv := delta[int(v)*A:int(v+1)*A], sigma[v]
-				for a := range dv {
-					dv[a] += sv * coeff[a]
-				}
-			}
-			for a, li := range act {
-				bc[li][w] += n[li][s] * dw[a]
-				if dw[a] > 0 {
-					hull[li][w] = true
-				}
+		for _, v := range t.pred[t.predOff[i]:t.predOff[i+1]] {
+			dv, sv := delta[int(v)*A:int(v+1)*A], sigma[v]
+			for x := range dv {
+				dv[x] += sv * coeff[x]
 			}
 		}
 	}
-	for li, i := range mine {
+}
+
+// add adds the dependencies of t (see depend) to the betweenness; the
+// sources must come in the same order whatever the workers.
+func (a *accum) add(t *spTree) {
+	s, A := t.src, len(t.act)
+	for x, li := range t.act {
+		a.hull[li][s] = true
+		for _, w := range t.order[1:] {
+			dw := t.delta[int(w)*A+x]
+			a.bc[li][w] += a.n[li][s] * dw
+			if dw > 0 {
+				a.hull[li][w] = true
+			}
+		}
+	}
+}
+
+// roots sets roots[i] for the layers i of a: per component, the switch of
+// the hull of highest betweenness (the lowest index among equal ones).
+func (a *accum) roots(comp []int32, roots [][]int32) {
+	S := len(comp)
+	for li, i := range a.mine {
 		r := make([]int32, S)
 		for v := range r {
 			r[v] = -1
 		}
 		for v := int32(0); int(v) < S; v++ {
-			if !hull[li][v] {
+			if !a.hull[li][v] {
 				continue
 			}
 			c := comp[v]
-			if x := r[c]; x < 0 || bc[li][v] > bc[li][x] {
+			if x := r[c]; x < 0 || a.bc[li][v] > a.bc[li][x] {
 				r[c] = v
 			}
 		}

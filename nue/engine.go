@@ -199,7 +199,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		radix = hi1 == 0 && hi2 == 0 && maxW >= total && hi3 == 0 && radixFits(S, maxKey)
 	}
 	ti := newTurnIndex(g)
-	level := sourceLevels(g, src)
+	seq := seedSeq(g, sourceLevels(g, src))
 	layers := make([]*layer, len(parts))
 	// Escape trees are built layer after layer; each tree's channels get
 	// a small tie-breaking bump so the next layer's tree prefers others
@@ -222,16 +222,22 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	}
 	allRoots := centralRoots(g, covers, comp, opt.Workers)
 	var rows *levelRows
-	if ti.words == 1 && !noSweep {
+	if ti.hs != nil && !noSweep {
 		rows = newLevelRows(g)
-		// Indirect networks: nearly every search is a sweep (fat tree
-		// k=12: all terminal LIDs), so build the rows up front on all
-		// workers. Direct ones mostly give up on it (tori): on demand.
-		if rows != nil && how != Locality {
-			rows.warm(opt.Workers)
+	}
+	parents := make([][]int32, len(parts))
+	nh := newNodeHeap(S)
+	for i := range parts {
+		parents[i] = escapeTree(g, allRoots[i], comp, tie, nh)
+		for _, p := range parents[i] {
+			if p >= 0 {
+				tie[p]++
+			}
 		}
 	}
-	for i, lds := range parts {
+	// The rest of a layer's set-up is its own: on all workers.
+	parallelFor(len(parts), opt.Workers, func(i int) {
+		lds := parts[i]
 		l := newLayer(i, g, ti, comp, compSrc, own, src, lds)
 		l.jobOwn = jobOwn
 		l.rows = rows
@@ -243,20 +249,25 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		}
 		covered, roots := covers[i], allRoots[i]
 		l.escapeAll = len(covered) == len(lds)
-		l.parent = escapeTree(g, roots, comp, tie, l.nh)
-		l.ut.seedOrder(level)
+		l.parent = parents[i]
+		l.ut.link(seq) // seedOrder
 		markEscape(g, l.ut, l.parent, covered, src)
 		l.stats.EscapeTurns = countUsed(l.ut)
 		l.ut.used = l.stats.EscapeTurns
 		for v := int32(0); int(v) < S; v++ {
-			if roots[comp[v]] == v && l.stats.Root == "" {
+			if roots[comp[v]] == v {
 				l.stats.Root = g.SwitchName(v)
-			}
-			if p := l.parent[v]; p >= 0 {
-				tie[p]++
+				break
 			}
 		}
 		layers[i] = l
+	})
+	// Indirect networks: nearly every search is a sweep (fat tree k=12:
+	// all terminal LIDs), so build the rows ahead of the searches, on the
+	// core the terminal LIDs' sequential searches leave idle. Direct ones
+	// mostly give up on it (tori): on demand.
+	if rows != nil && how != Locality && opt.Workers > 1 {
+		defer rows.warmBehind(rowOrder(parts, S))()
 	}
 	ok, err := runRounds(ctx, layers, w, w0, r, opt, sched)
 	if err != nil || !ok {
@@ -269,6 +280,22 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		st.Layers = append(st.Layers, l.stats)
 	}
 	return r, st, true, nil
+}
+
+// parallelFor runs fn(i) for i in [0, n) on up to workers goroutines.
+func parallelFor(n, workers int, fn func(i int)) {
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for k := 0; k < max(1, min(workers, n)); k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // testW0 replaces the initial channel weight when set (tests: a weight

@@ -2,6 +2,7 @@ package nue
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -73,7 +74,8 @@ type layer struct {
 	rows               *levelRows // shared; nil: build ownRow as needed
 	ownRow             levelRow
 	ownRowOf           int32
-	lvl                []int32 // scratch of buildRow
+	lvl                []int32      // scratch of buildRow
+	near               []nearSwitch // scratch of the sweep
 	sweeps, sweepFails int
 }
 
@@ -89,7 +91,7 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, comp, compSrc []int32, ow
 		ut: newUsedTurns(ti), nh: newNodeHeap(S),
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),
-		lvl:   make([]int32, S),
+		lvl: make([]int32, S), near: make([]nearSwitch, S),
 		stats: LayerStats{Layer: idx, Destinations: len(ds)},
 	}
 }
@@ -127,8 +129,25 @@ func (l *layer) route(d dest, w []int64) bool {
 	l.stats.Searches++
 	l.resetSearch()
 	fb := l.stats.Fallbacks
-	if !l.trySweep(d.sw, w) {
-		if !l.dijkstra(d, w) {
+	swept, resume, reached := l.trySweep(d.sw, w)
+	if !swept {
+		if resume == nil {
+			// Nothing to take over: afresh.
+			for _, t := range l.wet {
+				l.ut.release(t)
+			}
+			l.resetSearch()
+			l.dist[d.sw] = 0
+			l.qpush(d.sw, 0)
+			reached = 0
+		} else {
+			for _, v := range resume {
+				if l.via[v] >= 0 {
+					l.qpush(v, l.dist[v])
+				}
+			}
+		}
+		if !l.dijkstra(d, w, reached) {
 			return false
 		}
 	}
@@ -158,23 +177,26 @@ func (l *layer) route(d dest, w []int64) bool {
 		if l.jobOwn != nil && d.job >= 0 {
 			src = l.jobOwn[d.job]
 		}
-		l.increments(d.sw, src, mult)
+		if swept {
+			l.incrementsByLevel(l.row(d.sw), src, mult)
+		} else {
+			l.increments(d.sw, src, mult)
+		}
 	}
 	return true
 }
 
 // dijkstra is the search of route (Algorithm 4.1, line 8): a Dijkstra
 // over the switches from d.sw whose settling checks the new turn (accept),
-// with local backtracking and the escape paths when it stalls. It reports
-// false as route does.
-func (l *layer) dijkstra(d dest, w []int64) bool {
+// with local backtracking and the escape paths when it stalls. The queue
+// holds its start: d.sw, or the level a sweep stopped in, with the sources
+// settled before it counted in reached. It reports false as route does.
+func (l *layer) dijkstra(d dest, w []int64, reached int32) bool {
 	g := l.g
-	l.dist[d.sw] = 0
-	l.qpush(d.sw, 0)
 	// Done once every source switch (one with terminals) of the
 	// component is reached; the deadlock-freedom guarantee covers the
 	// packets terminals inject.
-	reached, target := int32(0), l.compSrc[l.comp[d.sw]]
+	target := l.compSrc[l.comp[d.sw]]
 	for {
 		for {
 			u, ok := l.qpop()
@@ -291,9 +313,9 @@ func (l *layer) fillUnreached(dsw int32) {
 	}
 }
 
-// fillFromRow is fillUnreached with the destination's level row: a
-// channel leads one step closer iff the switch is its head's kid over it.
-// It picks the same channel (the first in the switch's order).
+// fillFromRow is fillUnreached with the destination's level row, which
+// marks the channels one step closer. It picks the same channel (the first
+// in the switch's order).
 func (l *layer) fillFromRow(dsw int32) {
 	g := l.g
 	row := l.rows.row(dsw, l.lvl)
@@ -301,13 +323,7 @@ func (l *layer) fillFromRow(dsw int32) {
 		if l.via[v] >= 0 {
 			continue
 		}
-		for c := g.Off[v]; c < g.Off[v+1]; c++ {
-			x := g.Head[c]
-			if row.kids[x]>>uint(g.Rev[c]-g.Off[x])&1 != 0 {
-				l.via[v] = c
-				break
-			}
-		}
+		l.via[v] = g.Off[v] + int32(bits.TrailingZeros64(row.par[v]))
 		l.stats.FilledHops++
 	}
 }
@@ -549,6 +565,25 @@ func (l *layer) tryDetour(x, c, a, c2 int32, w []int64) bool {
 	l.via[a], l.dist[a] = c2, l.dist[b2]+w[c2]
 	l.via[x], l.dist[x], l.usedOffer[x] = c, l.dist[a]+w[c], true // t3 is in use now
 	return true
+}
+
+// incrementsByLevel is increments after a sweep: every route then leads
+// one level closer in row (the sweep's and fillFromRow's hops), so the
+// levels from the farthest in are a topological order of the paths.
+func (l *layer) incrementsByLevel(row *levelRow, own []int64, mult int64) {
+	g := l.g
+	for _, v := range row.order {
+		l.load[v] = own[v] * mult
+	}
+	for i := len(row.order) - 1; i > 0; i-- {
+		v := row.order[i]
+		c := l.via[v]
+		if c < 0 {
+			continue
+		}
+		l.inc = append(l.inc, incEntry{c, l.load[v]})
+		l.load[g.Head[c]] += l.load[v]
+	}
 }
 
 // increments adds, for every switch routing towards dsw, its sources

@@ -3,6 +3,7 @@ package nue
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
 )
@@ -30,16 +31,23 @@ import (
 //   - In the level where the last source switch is reached, the Dijkstra
 //     stops right after it: the switches of larger key stay unsettled.
 //
-// It gives up, having changed nothing but the order of the used turns
-// (which no result depends on), where the Dijkstra leaves that pattern: a
-// level whose loads could reach w0, a switch all of whose offers from the
-// previous level continue on blocked turns, or a new turn that would close
-// a cycle (the Dijkstra then re-offers, or backtracks). The caller then
-// runs the Dijkstra. A layer whose sweeps often give up (tori, where
-// blocked turns make detours common) stops trying.
+// Each switch of a level takes its best offer from the previous level
+// (pull), reading those switches' keys and used and blocked turns from
+// one array (nearSwitch): the offers are most of the sweep's work.
+//
+// It stops where the Dijkstra leaves that pattern: a level whose loads
+// could reach w0, a switch all of whose offers from the previous level
+// continue on blocked turns, or a new turn that would close a cycle (the
+// Dijkstra then re-offers, or backtracks). The levels before are settled
+// as the Dijkstra settles them (the order of the used turns aside, which
+// no result depends on), and the level's offers are those the Dijkstra
+// has made by then: the sweep takes back the level's settling, and the
+// Dijkstra resumes from there with the level's switches queued. A layer
+// whose sweeps often stop (tori, where blocked turns make detours common)
+// stops trying.
 
 // Sweep tuning: after sweepProbe attempts, a layer stops sweeping once more
-// than one in sweepGiveUp of its sweeps gave up (torus 8×8×8, k = 8: 241
+// than one in sweepGiveUp of its sweeps stopped short (torus 8×8×8, k = 8: 241
 // of its first 256). Only speed depends on it; variables for tests.
 var (
 	sweepProbe  = 8
@@ -51,9 +59,9 @@ var (
 type levelRow struct {
 	order []int32 // the switches of its component, level by level
 	start []int32 // level h is order[start[h]:start[h+1]]
-	// kids: by switch, bit i set if its i-th channel leads one level
-	// further (switch degrees ≤ 64 here).
-	kids []uint64
+	// par: by switch, bit i set if its i-th channel leads one level
+	// closer (switch degrees ≤ 64 here).
+	par []uint64
 }
 
 // levelRows holds a levelRow for every switch, each built when first
@@ -76,15 +84,15 @@ func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
 	if cap(r.order) < S {
 		r.order = make([]int32, S)
 	}
-	if len(r.kids) < S {
-		r.kids = make([]uint64, S)
+	if len(r.par) < S {
+		r.par = make([]uint64, S)
 	}
 	order := r.order[:S]
 	for i := range lv {
 		lv[i] = -1
 	}
-	// Breadth-first, noting each switch's channels one level further
-	// as it is dequeued: all of its neighbours are seen by then.
+	// Breadth-first, noting each switch's channels one level closer as
+	// it is dequeued: those levels are final by then.
 	lv[s], order[0] = 0, s
 	r.start = append(r.start[:0], 0)
 	n := 1
@@ -93,21 +101,20 @@ func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
 		if h > 0 && lv[v] > lv[order[h-1]] {
 			r.start = append(r.start, int32(h))
 		}
-		lk := lv[v] + 1
+		lp := lv[v] - 1
 		var m uint64
 		off := g.Off[v]
 		for c := off; c < g.Off[v+1]; c++ {
 			x := g.Head[c]
 			if lv[x] < 0 {
-				lv[x] = lk
+				lv[x] = lp + 2
 				order[n] = x
 				n++
-			}
-			if lv[x] == lk {
+			} else if lv[x] == lp {
 				m |= 1 << uint(c-off)
 			}
 		}
-		r.kids[v] = m
+		r.par[v] = m
 	}
 	r.order = order[:n]
 	r.start = append(r.start, int32(n))
@@ -121,29 +128,64 @@ func newLevelRows(g *fabric.Graph) *levelRows {
 		return nil
 	}
 	lr := &levelRows{g: g, rows: make([]levelRow, S), once: make([]sync.Once, S)}
-	order, kids := make([]int32, S*S), make([]uint64, S*S)
+	order, par := make([]int32, S*S), make([]uint64, S*S)
 	for s := range lr.rows {
-		lr.rows[s] = levelRow{order: order[s*S : s*S : (s+1)*S], kids: kids[s*S : (s+1)*S]}
+		lr.rows[s] = levelRow{order: order[s*S : s*S : (s+1)*S], par: par[s*S : (s+1)*S]}
 	}
 	return lr
 }
 
-// warm builds every row on up to workers goroutines.
-func (lr *levelRows) warm(workers int) {
-	S := len(lr.rows)
-	workers = max(1, min(workers, S))
-	var wg sync.WaitGroup
-	for k := 0; k < workers; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lv := make([]int32, S)
-			for s := k; s < S; s += workers {
-				lr.row(int32(s), lv)
+// warmBehind builds the rows of the given switches, in that order, on one
+// goroutine of its own while the searches run: a fat tree's searches keep
+// one core busy and leave the other idle. A search that needs a row not
+// built yet builds it itself (the row's sync.Once). The returned function
+// stops the goroutine and waits for it.
+func (lr *levelRows) warmBehind(order []int32) (stop func()) {
+	var quit atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lv := make([]int32, len(lr.rows))
+		for _, s := range order {
+			if quit.Load() {
+				return
 			}
-		}()
+			lr.row(s, lv)
+		}
+	}()
+	return func() {
+		quit.Store(true)
+		<-done
 	}
-	wg.Wait()
+}
+
+// rowOrder lists the switches of the destinations in the order the
+// sequential schedule first routes them (see schedule), then the rest.
+func rowOrder(parts [][]dest, S int) []int32 {
+	seen := make([]bool, S)
+	order := make([]int32, 0, S)
+	add := func(s int32) {
+		if !seen[s] {
+			seen[s] = true
+			order = append(order, s)
+		}
+	}
+	for i := 0; ; i++ {
+		more := false
+		for _, ds := range parts {
+			if i < len(ds) {
+				more = true
+				add(ds[i].sw)
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	for s := int32(0); int(s) < S; s++ {
+		add(s)
+	}
+	return order
 }
 
 // row returns the level row of switch s, building it on first use; lv is
@@ -167,49 +209,57 @@ func (l *layer) row(s int32) *levelRow {
 }
 
 // trySweep runs the sweep for destination switch dsw under weights w (see
-// above) and reports whether it routed it; if not, it leaves the search
-// scratch reset for the Dijkstra.
-func (l *layer) trySweep(dsw int32, w []int64) bool {
-	if noSweep || l.ti.words != 1 || relaxWide {
-		return false
+// above) and reports whether it routed it. If not, it leaves the search
+// where the Dijkstra would be after settling the levels before the one
+// where the sweep stopped, and returns that level's switches and the
+// sources reached (resume); a nil resume means the Dijkstra starts afresh.
+func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reached int32) {
+	if noSweep || l.ti.hs == nil || relaxWide {
+		return false, nil, 0
 	}
 	if l.sweeps >= sweepProbe && l.sweepFails*sweepGiveUp > l.sweeps {
-		return false
+		return false, nil, 0
 	}
 	l.sweeps++
-	if l.sweep(dsw, w) {
+	done, resume, reached = l.sweep(dsw, w)
+	if done {
 		l.stats.Sweeps++
-		return true
+	} else {
+		l.sweepFails++
 	}
-	l.sweepFails++
-	for _, t := range l.wet {
-		l.ut.release(t)
-	}
-	l.resetSearch()
-	return false
+	return done, resume, reached
 }
 
 // sweep is the level-by-level search; see trySweep.
-func (l *layer) sweep(dsw int32, w []int64) bool {
+func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 	g, ut := l.g, l.ut
 	row := l.row(dsw)
 	reached, target := int32(0), l.compSrc[l.comp[dsw]]
 	l.dist[dsw], l.settled[dsw] = 0, true
+	// The destination's own switch continues on no turn: as if used.
+	l.near[dsw] = nearSwitch{0, ^uint64(0), 0}
 	if l.src[dsw] {
 		reached++
 	}
 	if reached == target {
-		return true
+		return true, nil, reached
 	}
 	for h := 1; h+1 < len(row.start); h++ {
-		// Keys of level h stay below h·(w0 + span) < (h+1)·w0.
-		if l.span > 0 && int64(h) > (l.w0-1)/l.span {
-			return false
-		}
+		// Level h's offers: the Dijkstra's once it has settled the
+		// levels before (their keys are all below h·w0).
 		for _, u := range row.order[row.start[h-1]:row.start[h]] {
-			l.relaxKids(u, row.kids[u], w)
+			if vu := l.via[u]; vu >= 0 {
+				l.near[u] = nearSwitch{l.dist[u], ut.in[vu], ut.blk[vu]}
+			}
 		}
 		lev := row.order[row.start[h]:row.start[h+1]]
+		for _, v := range lev {
+			l.pull(v, row.par[v], w)
+		}
+		// Keys of level h stay below h·(w0 + span) < (h+1)·w0.
+		if l.span > 0 && int64(h) > (l.w0-1)/l.span {
+			return false, lev, reached
+		}
 		// The level where the last sources are reached: the Dijkstra
 		// stops after the one of largest (key, index).
 		n, last := int32(0), int32(-1)
@@ -217,7 +267,7 @@ func (l *layer) sweep(dsw int32, w []int64) bool {
 			if l.src[v] {
 				n++
 				if l.via[v] < 0 {
-					return false
+					return false, lev, reached
 				}
 				if last < 0 || l.dist[v] > l.dist[last] || l.dist[v] == l.dist[last] && v > last {
 					last = v
@@ -225,6 +275,7 @@ func (l *layer) sweep(dsw int32, w []int64) bool {
 			}
 		}
 		final := reached+n == target
+		wet := len(l.wet)
 		for _, v := range lev {
 			c := l.via[v]
 			if final && (l.dist[v] > l.dist[last] || l.dist[v] == l.dist[last] && v > last) {
@@ -234,7 +285,9 @@ func (l *layer) sweep(dsw int32, w []int64) bool {
 				if final {
 					continue // offered only a detour: settled after the last source
 				}
-				return false // every offer continues on a blocked turn
+				// Every offer continues on a blocked turn.
+				l.unsettle(lev, wet)
+				return false, lev, reached
 			}
 			if !l.usedOffer[v] {
 				if next := g.Head[c]; next != dsw {
@@ -244,7 +297,8 @@ func (l *layer) sweep(dsw int32, w []int64) bool {
 					t := l.ti.id(c, nb)
 					if !ut.isUsed(t) {
 						if !ut.insert(c, nb) {
-							return false
+							l.unsettle(lev, wet)
+							return false, lev, reached
 						}
 						ut.state[t] = tWet
 						ut.setBits(c, nb, true)
@@ -255,51 +309,77 @@ func (l *layer) sweep(dsw int32, w []int64) bool {
 			l.settled[v] = true
 		}
 		if final {
-			return true
+			return true, nil, reached + n
 		}
 		reached += n
 	}
-	return false
+	return false, nil, 0 // not reached: the last level holds a source
 }
 
-// relaxKids is relax for the sweep: the settled switch u offers its
-// channel to its neighbours one level further (kids). Among equal offers
-// the one from the neighbour of least (key, index) wins, as in the
-// Dijkstra, which relaxes in that order.
-func (l *layer) relaxKids(u int32, kids uint64, w []int64) {
-	g, ut := l.g, l.ut
-	vu := l.via[u]
-	mu := ^uint64(0)
-	if vu >= 0 {
-		mu = ut.in[vu]
-		kids &^= ut.blk[vu]
+// unsettle takes back the settling of level lev, whose new turns start at
+// l.wet[wet]: the Dijkstra settles a level in its own order, and checks
+// the turns as it goes.
+func (l *layer) unsettle(lev []int32, wet int) {
+	for _, t := range l.wet[wet:] {
+		l.ut.release(t)
 	}
-	du := l.dist[u]
-	off := g.Off[u]
-	for ; kids != 0; kids &= kids - 1 {
-		i := bits.TrailingZeros64(kids)
-		cc := off + int32(i)
-		v := g.Head[cc]
-		c := g.Rev[cc] // v -> u
-		nd, used := du+w[c], mu>>uint(i)&1 != 0
-		dv := l.dist[v]
-		if nd > dv {
+	l.wet = l.wet[:wet]
+	for _, v := range lev {
+		l.settled[v] = false
+	}
+}
+
+// nearSwitch is what pull reads of a switch one level closer: its key,
+// and its used and blocked turns onto its channel.
+type nearSwitch struct {
+	dist   int64
+	mu, mb uint64
+}
+
+// pull is relax for the sweep: switch v takes the best offer of its
+// neighbours one level closer (par), by (key, used turn first, less loaded
+// first hop, neighbour of least index), as the Dijkstra's relaxations in
+// (key, index) order leave it; between parallel channels from one
+// neighbour, the later in its order wins, as there.
+func (l *layer) pull(v int32, par uint64, w []int64) {
+	off := l.g.Off[v]
+	hs, near := l.ti.hs, l.near
+	bc, bd, bu, bw, bp, bj := int32(-1), inf, false, int64(0), int32(0), uint32(0)
+	for ; par != 0; par &= par - 1 {
+		c := off + int32(bits.TrailingZeros64(par))
+		x := hs[c]
+		u, j := int32(x>>6), x&63
+		n := &near[u]
+		if n.mb>>j&1 != 0 {
 			continue
 		}
-		if nd == dv {
-			old := l.via[v]
-			if used != l.usedOffer[v] {
+		used, wc := n.mu>>j&1 != 0, w[c]
+		nd := n.dist + wc
+		if bc >= 0 {
+			switch {
+			case nd != bd:
+				if nd > bd {
+					continue
+				}
+			case used != bu:
 				if !used {
 					continue
 				}
-			} else if wc, wo := w[c], w[old]; wc != wo {
-				if wc > wo {
+			case wc != bw:
+				if wc > bw {
 					continue
 				}
-			} else if p := g.Head[old]; p < u {
-				continue // equal key and weight: equal distance, the lower index first
+			case u != bp:
+				if u > bp {
+					continue
+				}
+			case j < bj:
+				continue
 			}
 		}
-		l.via[v], l.dist[v], l.usedOffer[v] = c, nd, used
+		bc, bd, bu, bw, bp, bj = c, nd, used, wc, u, j
+	}
+	if bc >= 0 {
+		l.via[v], l.dist[v], l.usedOffer[v] = bc, bd, bu
 	}
 }

@@ -31,6 +31,10 @@ type turnIndex struct {
 	// words of the per-channel turn bit masks of usedTurns: enough for
 	// the largest switch degree.
 	words int
+	// hs: by channel, its head switch << 6 | the slot of its reverse at
+	// the head (the bit of its turns onward); only when words == 1 and the
+	// switches fit 26 bits (the sweep's pull: one load for both).
+	hs []uint32
 }
 
 func newTurnIndex(g *fabric.Graph) *turnIndex {
@@ -42,6 +46,13 @@ func newTurnIndex(g *fabric.Graph) *turnIndex {
 		maxDeg = max(maxDeg, d)
 	}
 	ti.words = (maxDeg + 63) / 64
+	if ti.words == 1 && g.NumSwitches() < 1<<26 {
+		ti.hs = make([]uint32, g.NumChannels())
+		for c := range ti.hs {
+			h := g.Head[c]
+			ti.hs[c] = uint32(h)<<6 | uint32(g.Rev[c]-g.Off[h])
+		}
+	}
 	ti.from = make([]int32, ti.numTurns())
 	for c := 0; c < g.NumChannels(); c++ {
 		for t := ti.base[c]; t < ti.base[c+1]; t++ {
@@ -117,7 +128,12 @@ func newUsedTurns(ti *turnIndex) *usedTurns {
 // is at level 0 and the order stays by channel id. Only valid before any
 // turn is used.
 func (u *usedTurns) seedOrder(level []int32) {
-	g := u.ti.g
+	u.link(seedSeq(u.ti.g, level))
+}
+
+// seedSeq is the channel order of seedOrder; the layers share it, as
+// their levels are the same.
+func seedSeq(g *fabric.Graph, level []int32) []int32 {
 	C := g.NumChannels()
 	const band = 1 << 20
 	key := func(c int32) int64 {
@@ -145,7 +161,7 @@ func (u *usedTurns) seedOrder(level []int32) {
 		}
 		return 0
 	})
-	u.link(seq)
+	return seq
 }
 
 // labelGap is the initial distance between neighbouring labels; labels
