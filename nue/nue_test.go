@@ -221,7 +221,7 @@ func TestGroupBySwitch(t *testing.T) {
 		{lid: 1, sw: 3, job: -1, phase: 2},                       // switch 3's LID joins 10's
 		{lid: 2, sw: 5, job: -1, phase: 2},                       // switch 5 has no terminal here
 	}
-	got := groupBySwitch(ds)
+	got := groupBySwitch(ds, true)
 	var leads []int32
 	for _, d := range got {
 		leads = append(leads, d.lid)
@@ -235,6 +235,23 @@ func TestGroupBySwitch(t *testing.T) {
 	for _, d := range got[1:] {
 		if len(d.also) != 0 {
 			t.Errorf("%d shares with %v", d.lid, d.also)
+		}
+	}
+	// share=switchlid: terminal LIDs alone; only the switch's LID joins.
+	got = groupBySwitch(ds, false)
+	leads = leads[:0]
+	for _, d := range got {
+		leads = append(leads, d.lid)
+	}
+	if fmt.Sprint(leads) != "[10 11 12 13 14 15 2]" {
+		t.Fatalf("switchlid: leaders %v, want [10 11 12 13 14 15 2]", leads)
+	}
+	if want := []member{{1, 0, false}}; fmt.Sprint(got[0].also) != fmt.Sprint(want) {
+		t.Errorf("switchlid: 10 shares with %v, want %v", got[0].also, want)
+	}
+	for _, d := range got[1:] {
+		if len(d.also) != 0 {
+			t.Errorf("switchlid: %d shares with %v", d.lid, d.also)
 		}
 	}
 }
@@ -289,9 +306,48 @@ func TestShareSwitch(t *testing.T) {
 	same(g, routing.Options{MaxVLs: 4}, "switch")
 	tp, err = topo.FatTree(4, 3, 0)
 	ft := build(t, tp, err)
-	same(ft, routing.Options{MaxVLs: 4}, "none")
+	same(ft, routing.Options{MaxVLs: 4}, "switchlid")
 	jobs := []routing.Job{{ID: "1", Terms: []int32{0, 1, 2, 5, 9}}, {ID: "2", Terms: []int32{3, 4, 20, 21}}}
-	same(g, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs}, "none")
+	same(g, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs}, "switchlid")
+	// share=switchlid on the fat tree: one search per terminal LID and per
+	// switch LID of a switch without terminals in its layer; a leaf's LID
+	// follows a terminal LID of its leaf and layer; the tables verify.
+	sl := map[string]string{"share": "switchlid"}
+	verify(t, "fat tree share=switchlid", ft, 4, sl)
+	r, st, err = Route(context.Background(), ft, routing.Options{MaxVLs: 4, Params: sl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	searches = 0
+	for _, l := range st.Layers {
+		searches += l.Searches
+	}
+	leaves := map[int32]bool{}
+	for _, tm := range ft.Terms {
+		leaves[tm.Switch] = true
+	}
+	if want := len(ft.Terms) + ft.NumSwitches() - len(leaves); searches != want {
+		t.Errorf("switchlid: %d searches, want %d (terminal LIDs and non-leaf switch LIDs)", searches, want)
+	}
+	for leaf := range leaves {
+		swLID := int(ft.F.Nodes[ft.Switches[leaf]].Ports[0].LID)
+		follows := false
+		for _, tm := range ft.Terms {
+			if tm.Switch != leaf || r.SL.ByDest[tm.LID] != r.SL.ByDest[swLID] {
+				continue
+			}
+			same := true
+			for v := int32(0); int(v) < ft.NumSwitches(); v++ {
+				if v != leaf && r.Port(v, int(tm.LID)) != r.Port(v, swLID) {
+					same = false
+				}
+			}
+			follows = follows || same
+		}
+		if !follows {
+			t.Errorf("switchlid: leaf %s's LID follows no terminal LID of its leaf and layer", ft.SwitchName(leaf))
+		}
+	}
 }
 
 // TestBalanceTargets: with k = 8, average hops within 5 % of the minimal

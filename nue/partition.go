@@ -247,10 +247,11 @@ func bisectSwitches(g *fabric.Graph, weight []int64, k int) []int32 {
 // groupBySwitch merges, within one layer's destinations (in routing
 // order), the LIDs that can share one search: terminal LIDs on the same
 // switch with the same phase, job and LMC offset share the first one's
-// tree, and so does the switch's own LID of that offset, if it is in the
-// layer (its tree towards the switch is the same; only the last hop, port
-// 0, differs). LMC offsets stay apart so a port's LIDs keep distinct paths.
-func groupBySwitch(ds []dest) []dest {
+// tree (if terms is set), and so does the switch's own LID of that offset,
+// if it is in the layer (its tree towards the switch is the same; only the
+// last hop, port 0, differs). LMC offsets stay apart so a port's LIDs keep
+// distinct paths.
+func groupBySwitch(ds []dest, terms bool) []dest {
 	type key struct {
 		sw    int32
 		phase uint8
@@ -263,7 +264,7 @@ func groupBySwitch(ds []dest) []dest {
 	for _, d := range ds {
 		if d.term {
 			k := key{d.sw, d.phase, d.job, d.off}
-			if i, ok := lead[k]; ok {
+			if i, ok := lead[k]; ok && terms {
 				out[i].also = append(out[i].also, member{d.lid, d.port, true})
 				continue
 			}

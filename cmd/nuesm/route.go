@@ -50,9 +50,11 @@ opensm-sl2vl.dump, qos-policy.conf (when SLs depend on the destination only)
 and summary.json. Engines: ` + strings.Join(routing.Names(), ", ") + `.
 
 Nue takes --param partition=auto|roundrobin|locality|switches (how LIDs are
-dealt to layers), schedule=sequential|lockstep and share=auto|switch|none
-(whether a switch's LIDs in one layer share one search; auto: in direct
-networks without SAR jobs). --stats prints its per-layer statistics.
+dealt to layers), schedule=sequential|lockstep and
+share=auto|switch|switchlid|none (whether a switch's LIDs in one layer share
+one search: all of them, only its own LID with a terminal LID's, or none;
+auto: switch in direct networks without SAR jobs, else switchlid). --stats
+prints its per-layer statistics.
 
 With --jobs FILE or --slurm the running jobs are known: sar-nue and
 sar-dfsssp route for them (other engines ignore them) and the summary adds
