@@ -39,6 +39,8 @@
 // taking turns, each against the weights of all before it; switch LIDs,
 // routed last, add no weight, so their searches run in parallel rounds
 // with the same result. In direct networks the LIDs of one switch in one
-// layer share one search (share "switch"; see nue/README.md). The result
-// does not depend on the number of workers.
+// layer share one search (share "switch"); elsewhere only a switch's own
+// LID joins a terminal LID's search of its switch and layer (share
+// "switchlid"; see nue/README.md). The result does not depend on the
+// number of workers.
 package nue
