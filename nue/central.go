@@ -37,10 +37,9 @@ func components(g *fabric.Graph) []int32 {
 // betweenness centrality", J. Math. Sociol. 25(2), 2001), counting shortest
 // paths between destination switches weighted by their number of
 // destinations. A disconnected switch graph gets one root per component
-// that holds destinations (index: comp label; -1 otherwise). Layers are
-// independent, so up to workers goroutines share them out; the result does
-// not depend on workers. O(|D|·(S+C)) per layer for |D| destination
-// switches.
+// that holds destinations (index: comp label; -1 otherwise). Up to workers
+// goroutines share the sources; the result does not depend on workers.
+// O(|D|·(S+C)) per class of equal layers for |D| destination switches.
 func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][]int32 {
 	roots := make([][]int32, len(sets))
 	// Layers whose destinations sit on the same switches in the same
@@ -195,8 +194,10 @@ func (a *accum) depend(t *spTree) {
 	for _, v := range t.order {
 		clear(delta[int(v)*A : int(v+1)*A])
 	}
-	t.coeff = append(t.coeff[:0], make([]float64, A)...)
-	coeff, sigma, order := t.coeff, t.sigma, t.order
+	if cap(t.coeff) < A {
+		t.coeff = make([]float64, A)
+	}
+	coeff, sigma, order := t.coeff[:A], t.sigma, t.order // coeff: set before read
 	for i := len(order) - 1; i > 0; i-- {
 		w := order[i]
 		dw := delta[int(w)*A : int(w+1)*A]

@@ -108,10 +108,6 @@ func (l *layer) route(d dest, w []int64) bool {
 	if !swept {
 		if resume == nil {
 			// Nothing to take over: afresh.
-			for _, t := range l.wet {
-				l.ut.release(t)
-			}
-			l.resetSearch()
 			l.dist[d.sw] = 0
 			l.qpush(d.sw, 0)
 			reached = 0

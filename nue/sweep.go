@@ -212,7 +212,8 @@ func (l *layer) row(s int32) *levelRow {
 // above) and reports whether it routed it. If not, it leaves the search
 // where the Dijkstra would be after settling the levels before the one
 // where the sweep stopped, and returns that level's switches and the
-// sources reached (resume); a nil resume means the Dijkstra starts afresh.
+// sources reached (resume); a nil resume means the Dijkstra starts afresh
+// from the reset scratch.
 func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reached int32) {
 	if noSweep || l.ti.hs == nil || relaxWide {
 		return false, nil, 0
@@ -313,7 +314,13 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 		}
 		reached += n
 	}
-	return false, nil, 0 // not reached: the last level holds a source
+	// Not reached (the last level holds a source): leave the Dijkstra a
+	// clean start, as when the sweep does not run.
+	for _, t := range l.wet {
+		ut.release(t)
+	}
+	l.resetSearch()
+	return false, nil, 0
 }
 
 // unsettle takes back the settling of level lev, whose new turns start at
