@@ -248,11 +248,6 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 	for h := 1; h+1 < len(row.start); h++ {
 		// Level h's offers: the Dijkstra's once it has settled the
 		// levels before (their keys are all below h·w0).
-		for _, u := range row.order[row.start[h-1]:row.start[h]] {
-			if vu := l.via[u]; vu >= 0 {
-				l.near[u] = nearSwitch{l.dist[u], ut.in[vu], ut.blk[vu]}
-			}
-		}
 		lev := row.order[row.start[h]:row.start[h+1]]
 		for _, v := range lev {
 			l.pull(v, row.par[v], w)
@@ -291,23 +286,31 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 				return false, lev, reached
 			}
 			if !l.usedOffer[v] {
-				if next := g.Head[c]; next != dsw {
-					// As accept, but a refused turn is not blocked: the
-					// Dijkstra will refuse it in its own time.
-					nb := l.via[next]
-					t := l.ti.id(c, nb)
-					if !ut.isUsed(t) {
-						if !ut.insert(c, nb) {
-							l.unsettle(lev, wet)
-							return false, lev, reached
-						}
-						ut.state[t] = tWet
-						ut.setBits(c, nb, true)
-						l.wet = append(l.wet, t)
-					}
+				// As accept, but a refused turn is not blocked: the
+				// Dijkstra will refuse it in its own time. The turn is
+				// not in use (pull read its bit in the level's snapshot,
+				// and only v settles over c), nor blocked (pull skips
+				// those), nor one from the destination's own switch
+				// (counted as used).
+				next := g.Head[c]
+				nb := l.via[next]
+				if ut.ord[nb] < ut.ord[c] && !ut.insert(c, nb) { // else in order: O(1)
+					l.unsettle(lev, wet)
+					return false, lev, reached
 				}
+				// As ut.setBits, with one mask word (the sweep's case).
+				i := nb - g.Off[next]
+				t := l.ti.base[c] + i
+				ut.state[t] = tWet
+				ut.out[c] |= 1 << uint(i)
+				ut.in[nb] |= 1 << (l.ti.hs[c] & 63)
+				l.wet = append(l.wet, t)
 			}
 			l.settled[v] = true
+			// What pull reads of v in the next level: no turn onto c
+			// changes before then (only the next level's switches turn
+			// onto it).
+			l.near[v] = nearSwitch{l.dist[v], ut.in[c], ut.blk[c]}
 		}
 		if final {
 			return true, nil, reached + n
