@@ -254,8 +254,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		l.escapeAll = len(covered) == len(lds)
 		l.parent = parents[i]
 		l.ut.link(seq) // seedOrder
-		markEscape(g, l.ut, l.parent, covered, src)
-		l.stats.EscapeTurns = countUsed(l.ut)
+		l.stats.EscapeTurns = markEscape(g, l.ut, l.parent, covered, src)
 		l.ut.used = l.stats.EscapeTurns
 		for v := int32(0); int(v) < S; v++ {
 			if roots[comp[v]] == v {
@@ -304,16 +303,6 @@ func parallelFor(n, workers int, fn func(i int)) {
 // testW0 replaces the initial channel weight when set (tests: a weight
 // that load can outweigh, so that the sweep must give up).
 var testW0 int64
-
-func countUsed(ut *usedTurns) int {
-	n := 0
-	for _, s := range ut.state {
-		if s >= tEscape {
-			n++
-		}
-	}
-	return n
-}
 
 // Share says which destinations share one search.
 type Share string
@@ -479,6 +468,10 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft
 	}
 	merge := func(sd stepDest) {
 		l := layers[sd.layer]
+		if l.written {
+			l.written = false
+			return
+		}
 		l.write(sd.d, r)
 		if sd.d.phase < 2 { // terminal LIDs (with SAR: in jobs, then the rest)
 			for _, e := range l.inc {
@@ -488,6 +481,7 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft
 		}
 		l.inc = l.inc[:0]
 	}
+	alone := &stepOut{w: w, wmax: &wmax, r: r}
 	done := 0
 	for _, st := range steps {
 		if err := ctx.Err(); err != nil {
@@ -496,9 +490,14 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft
 		for _, sd := range st {
 			layers[sd.layer].w0, layers[sd.layer].span = w0, wmax-w0
 		}
-		if opt.Workers <= 1 || len(st) == 1 {
+		if len(st) == 1 {
+			// Alone in its step: the search may put its results in place.
+			if !layers[st[0].layer].route(st[0].d, w, alone) {
+				return false, nil
+			}
+		} else if opt.Workers <= 1 {
 			for _, sd := range st {
-				if !layers[sd.layer].route(sd.d, w) {
+				if !layers[sd.layer].route(sd.d, w, nil) {
 					return false, nil
 				}
 			}
@@ -515,7 +514,7 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft
 						if j >= len(st) {
 							return
 						}
-						if !layers[st[j].layer].route(st[j].d, w) {
+						if !layers[st[j].layer].route(st[j].d, w, nil) {
 							failed.Store(true)
 						}
 					}

@@ -51,8 +51,9 @@ func escapeTree(g *fabric.Graph, roots []int32, comp []int32, w []int64, nh *nod
 // in a tree must turn back over the same cable, which is no turn) and
 // contains every turn of the tree routes from the sources towards those
 // destinations (up to the first switch on the destination's root path,
-// then down), so falling back to them never adds a dependency.
-func markEscape(g *fabric.Graph, ut *usedTurns, parent []int32, ds []dest, src []bool) {
+// then down), so falling back to them never adds a dependency. It returns
+// the number of turns it put into use.
+func markEscape(g *fabric.Graph, ut *usedTurns, parent []int32, ds []dest, src []bool) int {
 	S := g.NumSwitches()
 	// Switches whose packets can travel up the tree: the sources (switches
 	// with terminals) and their ancestors.
@@ -85,7 +86,11 @@ func markEscape(g *fabric.Graph, ut *usedTurns, parent []int32, ds []dest, src [
 			fill[u]++
 		}
 	}
+	n := 0
 	mustUse := func(a, b int32) {
+		if !ut.isUsed(ut.ti.id(a, b)) {
+			n++
+		}
 		if !ut.use(a, b, tEscape) {
 			panic("nue: escape turns form a cycle (bug)")
 		}
@@ -132,6 +137,7 @@ func markEscape(g *fabric.Graph, ut *usedTurns, parent []int32, ds []dest, src [
 			}
 		}
 	}
+	return n
 }
 
 // escapeRoutes sets via to the tree routes towards switch w: ancestors of

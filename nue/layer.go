@@ -76,6 +76,9 @@ type layer struct {
 	lvl                []int32      // scratch of buildRow
 	near               []nearSwitch // scratch of the sweep
 	sweeps, sweepFails int
+	// clean: the scratch is reset already (finishSweep); written: the
+	// last search's tables and weights are in place (no write, no inc).
+	clean, written bool
 }
 
 // noSweep turns the sweep off (tests compare it with the Dijkstra).
@@ -96,15 +99,24 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, comp, compSrc []int32, ow
 }
 
 // route computes the paths of every switch towards destination d under the
-// channel weights w (read-only), leaves them in l.via (see write) and the
-// weight increments in l.inc (Algorithm 4.1, lines 8–10). It reports false when d
-// is a switch LID whose escape routes were not marked in advance and cannot
-// be added without a cycle (the caller then reroutes conservatively).
-func (l *layer) route(d dest, w []int64) bool {
+// channel weights w, leaves them in l.via (see write) and the weight
+// increments in l.inc (Algorithm 4.1, lines 8–10); w is read-only, except
+// that with out (d alone in its step) a sweep's results go straight into
+// the weights and tables (finishSweep). It reports false when d is a
+// switch LID whose escape routes were not marked in advance and cannot be
+// added without a cycle (the caller then reroutes conservatively).
+func (l *layer) route(d dest, w []int64, out *stepOut) bool {
 	l.stats.Searches++
-	l.resetSearch()
+	if !l.clean {
+		l.resetSearch()
+	}
+	l.clean = false
 	fb := l.stats.Fallbacks
 	swept, resume, reached := l.trySweep(d.sw, w)
+	if swept && out != nil {
+		l.finishSweep(d, out)
+		return true
+	}
 	if !swept {
 		if resume == nil {
 			// Nothing to take over: afresh.
@@ -122,19 +134,38 @@ func (l *layer) route(d dest, w []int64) bool {
 			return false
 		}
 	}
-	for _, t := range l.wet {
-		if l.ut.state[t] == tWet {
-			l.ut.state[t] = tUsed
-			l.ut.used++
-		}
-	}
+	l.commitWet()
 	for v := range l.via {
 		if !l.settled[v] && int32(v) != d.sw && l.stats.Fallbacks == fb {
 			l.via[v] = -1 // a tentative offer, not a route
 		}
 	}
 	l.fillUnreached(d.sw)
-	mult := int64(0)
+	if src, mult := l.sources(d); mult > 0 {
+		if swept {
+			l.incrementsByLevel(l.row(d.sw), src, mult)
+		} else {
+			l.increments(d.sw, src, mult)
+		}
+	}
+	return true
+}
+
+// commitWet puts the search's tentative turns into use for good.
+func (l *layer) commitWet() {
+	for _, t := range l.wet {
+		if l.ut.state[t] == tWet {
+			l.ut.state[t] = tUsed
+			l.ut.used++
+		}
+	}
+}
+
+// sources returns the load per source switch of destination d's paths:
+// the terminal ports per switch (SAR: of d's job) times mult, the
+// terminal LIDs sharing the search; mult is 0 for switch LIDs, which
+// carry next to no data, and in the switch-LID phase.
+func (l *layer) sources(d dest) (src []int64, mult int64) {
 	if d.term {
 		mult++
 	}
@@ -143,18 +174,76 @@ func (l *layer) route(d dest, w []int64) bool {
 			mult++
 		}
 	}
-	if d.phase < 2 && mult > 0 { // terminal LIDs; switch LIDs carry next to no data
-		src := l.own
-		if l.jobOwn != nil && d.job >= 0 {
-			src = l.jobOwn[d.job]
-		}
-		if swept {
-			l.incrementsByLevel(l.row(d.sw), src, mult)
-		} else {
-			l.increments(d.sw, src, mult)
+	if d.phase == 2 {
+		return nil, 0
+	}
+	src = l.own
+	if l.jobOwn != nil && d.job >= 0 {
+		src = l.jobOwn[d.job]
+	}
+	return src, mult
+}
+
+// stepOut is where a search alone in its step puts its results at once:
+// the channel weights (and the heaviest, wmax) and the tables.
+type stepOut struct {
+	w    []int64
+	wmax *int64
+	r    *lft.Routing
+}
+
+// finishSweep is the rest of route after a sweep, for a search alone in
+// its step: the same routes, loads and tables, in three passes over the
+// destination's row instead of passes over all switches, leaving the
+// scratch clean for the next search. The sweep touched only the row's
+// switches (the destination's component).
+//   - Forward: switches the sweep left unsettled (after the last source)
+//     get the first channel one level closer, as fillFromRow; loads start
+//     at the sources'.
+//   - Backward, from the farthest level in (a topological order of the
+//     paths, see incrementsByLevel): the loads go onto the weights.
+//   - The tables, then the scratch reset.
+func (l *layer) finishSweep(d dest, out *stepOut) {
+	g := l.g
+	l.commitWet()
+	row := l.row(d.sw)
+	order := row.order
+	src, mult := l.sources(d)
+	for _, v := range order[1:] {
+		if !l.settled[v] {
+			l.via[v] = g.Off[v] + int32(bits.TrailingZeros64(row.par[v]))
+			l.stats.FilledHops++
 		}
 	}
-	return true
+	if mult > 0 {
+		for _, v := range order {
+			l.load[v] = src[v] * mult
+		}
+		w, wmax := out.w, *out.wmax
+		for i := len(order) - 1; i > 0; i-- {
+			v := order[i]
+			c := l.via[v]
+			x := l.load[v]
+			w[c] += x
+			wmax = max(wmax, w[c])
+			l.load[g.Head[c]] += x
+		}
+		*out.wmax = wmax
+	}
+	l.members = append(append(l.members[:0], member{d.lid, d.port, d.term}), d.also...)
+	for _, m := range l.members {
+		for _, v := range order[1:] {
+			out.r.SetPort(v, int(m.lid), g.OutPort[l.via[v]])
+		}
+		out.r.SetPort(d.sw, int(m.lid), m.port)
+		out.r.SL.ByDest[m.lid] = uint8(l.idx)
+	}
+	for _, v := range order {
+		l.dist[v], l.via[v], l.settled[v], l.usedOffer[v] = inf, -1, false, false
+	}
+	l.wet = l.wet[:0]
+	l.qreset()
+	l.clean, l.written = true, true
 }
 
 // resetSearch clears the scratch of one search.

@@ -258,8 +258,8 @@ func groupBySwitch(ds []dest, terms bool) []dest {
 		job   int32
 		off   uint8
 	}
-	lead := map[key]int{}       // terminal groups
-	first := map[[2]int32]int{} // (switch, offset) -> first terminal group
+	lead := make(map[key]int, len(ds))       // terminal groups
+	first := make(map[[2]int32]int, len(ds)) // (switch, offset) -> first terminal group
 	var out []dest
 	for _, d := range ds {
 		if d.term {
