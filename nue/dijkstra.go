@@ -99,11 +99,10 @@ func (l *layer) relax(u int32, w []int64) {
 	g, ut := l.g, l.ut
 	vu := l.via[u]
 	// The turns from u's in-channels onto vu, as bits by the slot of the
-	// reverse channel (see usedTurns.in): no per-turn state lookups.
+	// reverse channel (see usedTurns.cb): no per-turn state lookups.
 	var inUsed, inBlk []uint64
 	if vu >= 0 {
-		o := int(vu) * l.ti.words
-		inUsed, inBlk = ut.in[o:o+l.ti.words], ut.blk[o:o+l.ti.words]
+		inUsed, inBlk = ut.inMask(vu), ut.blkMask(vu)
 	}
 	du := l.dist[u]
 	off, end := g.Off[u], g.Off[u+1]
@@ -113,7 +112,7 @@ func (l *layer) relax(u int32, w []int64) {
 		// counts as used.
 		mu, mb := ^uint64(0), uint64(0)
 		if vu >= 0 {
-			mu, mb = ut.in[vu], ut.blk[vu]
+			mu, mb = inUsed[0], inBlk[0]
 		}
 		for cc := off; cc < end; cc++ {
 			v := g.Head[cc]

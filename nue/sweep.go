@@ -294,7 +294,10 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 				// (counted as used).
 				next := g.Head[c]
 				nb := l.via[next]
-				if ut.ord[nb] < ut.ord[c] && !ut.insert(c, nb) { // else in order: O(1)
+				// ut.cb of c and nb (one mask word: stride 4); in
+				// order already, the turn goes in at O(1).
+				cc, cn := ut.cb[int(c)*4:int(c)*4+4], ut.cb[int(nb)*4:int(nb)*4+4]
+				if int64(cn[0]) < int64(cc[0]) && !ut.insert(c, nb) {
 					l.unsettle(lev, wet)
 					return false, lev, reached
 				}
@@ -302,15 +305,16 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 				i := nb - g.Off[next]
 				t := l.ti.base[c] + i
 				ut.state[t] = tWet
-				ut.out[c] |= 1 << uint(i)
-				ut.in[nb] |= 1 << (l.ti.hs[c] & 63)
+				cc[1] |= 1 << uint(i)
+				cn[2] |= 1 << (l.ti.hs[c] & 63)
 				l.wet = append(l.wet, t)
 			}
 			l.settled[v] = true
 			// What pull reads of v in the next level: no turn onto c
 			// changes before then (only the next level's switches turn
 			// onto it).
-			l.near[v] = nearSwitch{l.dist[v], ut.in[c], ut.blk[c]}
+			cc := ut.cb[int(c)*4 : int(c)*4+4]
+			l.near[v] = nearSwitch{l.dist[v], cc[2], cc[3]}
 		}
 		if final {
 			return true, nil, reached + n

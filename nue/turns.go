@@ -84,15 +84,18 @@ func (ti *turnIndex) numTurns() int { return int(ti.base[len(ti.base)-1]) }
 type usedTurns struct {
 	ti         *turnIndex
 	state      []uint8
-	ord        []int64 // channel -> label: a before b in the order iff ord[a] < ord[b]
 	next, prev []int32 // the order as a list, -1 at its ends
 	head       int32   // first channel of the order
-	// Used turns as bit masks, ti.words per channel, so searches visit
-	// only used turns: out (bit i: onto the i-th channel leaving Head[c])
-	// and in (bit j: from the reverse of the j-th channel leaving
-	// Tail[c]; read by layer.relax).
-	out, in []uint64
-	blk     []uint64 // blocked turns, laid out like in
+	// cb holds, per channel, stride = 1 + 3·ti.words words side by side
+	// (the searches read them together: one cache line, not four):
+	//   - its label in the order (ord): a before b iff ord(a) < ord(b);
+	//   - its used turns as bit masks, so searches visit only used
+	//     turns: out (bit i: onto the i-th channel leaving Head[c]) and
+	//     in (bit j: from the reverse of the j-th channel leaving
+	//     Tail[c]; read by layer.relax and the sweep);
+	//   - its blocked turns (blk), laid out like in.
+	cb     []uint64
+	stride int
 
 	// search scratch
 	markF, markB          []uint32
@@ -106,9 +109,8 @@ func newUsedTurns(ti *turnIndex) *usedTurns {
 	C := ti.g.NumChannels()
 	u := &usedTurns{
 		ti: ti, state: make([]uint8, ti.numTurns()),
-		ord: make([]int64, C), next: make([]int32, C), prev: make([]int32, C),
-		out: make([]uint64, C*ti.words), in: make([]uint64, C*ti.words),
-		blk:   make([]uint64, C*ti.words),
+		next: make([]int32, C), prev: make([]int32, C),
+		cb: make([]uint64, C*(1+3*ti.words)), stride: 1 + 3*ti.words,
 		markF: make([]uint32, C), markB: make([]uint32, C),
 	}
 	seq := make([]int32, C)
@@ -176,7 +178,7 @@ func (u *usedTurns) link(seq []int32) {
 	u.head = -1
 	prev := int32(-1)
 	for i, c := range seq {
-		u.ord[c] = int64(i+1) * labelGap
+		u.setOrd(c, int64(i+1)*labelGap)
 		u.prev[c] = prev
 		u.next[c] = -1
 		if prev >= 0 {
@@ -186,6 +188,27 @@ func (u *usedTurns) link(seq []int32) {
 		}
 		prev = c
 	}
+}
+
+// ord returns the label of channel c in the order.
+func (u *usedTurns) ord(c int32) int64 { return int64(u.cb[int(c)*u.stride]) }
+
+func (u *usedTurns) setOrd(c int32, x int64) { u.cb[int(c)*u.stride] = uint64(x) }
+
+// outMask, inMask and blkMask return channel c's turn masks (see cb).
+func (u *usedTurns) outMask(c int32) []uint64 {
+	o := int(c)*u.stride + 1
+	return u.cb[o : o+u.ti.words]
+}
+
+func (u *usedTurns) inMask(c int32) []uint64 {
+	o := int(c)*u.stride + 1 + u.ti.words
+	return u.cb[o : o+u.ti.words]
+}
+
+func (u *usedTurns) blkMask(c int32) []uint64 {
+	o := int(c)*u.stride + 1 + 2*u.ti.words
+	return u.cb[o : o+u.ti.words]
 }
 
 // isUsed reports whether turn t is in the used-turn graph.
@@ -206,7 +229,7 @@ func (u *usedTurns) use(a, b int32, st uint8) bool {
 		u.state[t] = tBlocked
 		u.blocked++
 		j := int(u.ti.g.Rev[a] - u.ti.g.Off[u.ti.g.Head[a]])
-		u.blk[int(b)*u.ti.words+j>>6] |= 1 << (j & 63)
+		u.blkMask(b)[j>>6] |= 1 << (j & 63)
 		return false
 	}
 	u.state[t] = st
@@ -216,16 +239,16 @@ func (u *usedTurns) use(a, b int32, st uint8) bool {
 
 // setBits sets or clears the mask bits of turn a→b.
 func (u *usedTurns) setBits(a, b int32, on bool) {
-	g, W := u.ti.g, u.ti.words
+	g := u.ti.g
 	i := int(b - g.Off[g.Head[a]])
 	j := int(g.Rev[a] - g.Off[g.Tail[b]])
-	o, n := int(a)*W+i>>6, int(b)*W+j>>6
+	o, n := &u.outMask(a)[i>>6], &u.inMask(b)[j>>6]
 	if on {
-		u.out[o] |= 1 << (i & 63)
-		u.in[n] |= 1 << (j & 63)
+		*o |= 1 << (i & 63)
+		*n |= 1 << (j & 63)
 	} else {
-		u.out[o] &^= 1 << (i & 63)
-		u.in[n] &^= 1 << (j & 63)
+		*o &^= 1 << (i & 63)
+		*n &^= 1 << (j & 63)
 	}
 }
 
@@ -256,14 +279,14 @@ func (u *usedTurns) release(t int32) {
 // more (torus 8×8×8, k = 8: 0.32 s against 0.22 s per routing, and again
 // when tried with this code).
 func (u *usedTurns) insert(a, b int32) bool {
-	lb, ub := u.ord[b], u.ord[a]
+	lb, ub := u.ord(b), u.ord(a)
 	if lb > ub {
 		return true
 	}
 	if a == b {
 		return false
 	}
-	g, W := u.ti.g, u.ti.words
+	g := u.ti.g
 	u.stamp++
 	if u.stamp == 0 { // wrapped: old marks could pass for new ones
 		clear(u.markF)
@@ -271,7 +294,7 @@ func (u *usedTurns) insert(a, b int32) bool {
 		u.stamp = 1
 	}
 	st := u.stamp
-	C := len(u.ord) + 1
+	C := len(u.next) + 1
 	if cap(u.dF) < C {
 		u.dF, u.dB, u.stack, u.stackB = make([]int32, C), make([]int32, C), make([]int32, C), make([]int32, C)
 	}
@@ -290,7 +313,7 @@ func (u *usedTurns) insert(a, b int32) bool {
 		dF[nF] = w
 		nF++
 		off := g.Off[g.Head[w]]
-		for k, m := range u.out[int(w)*W : int(w+1)*W] {
+		for k, m := range u.outMask(w) {
 			for ; m != 0; m &= m - 1 {
 				z := off + int32(k<<6+bits.TrailingZeros64(m))
 				if z == a || (nB > 0 && u.markB[z] == st) { // z reaches a
@@ -298,7 +321,7 @@ func (u *usedTurns) insert(a, b int32) bool {
 				}
 				// Branch-free push (the outcome is unpredictable);
 				// marking channels ordered after a is harmless.
-				fresh := b2i(u.markF[z] != st) & b2i(u.ord[z] < ub)
+				fresh := b2i(u.markF[z] != st) & b2i(u.ord(z) < ub)
 				u.markF[z] = st
 				stackF[spF] = z
 				spF += fresh
@@ -318,13 +341,13 @@ func (u *usedTurns) insert(a, b int32) bool {
 		dB[nB] = x
 		nB++
 		off = g.Off[g.Tail[x]]
-		for k, m := range u.in[int(x)*W : int(x+1)*W] {
+		for k, m := range u.inMask(x) {
 			for ; m != 0; m &= m - 1 {
 				p := g.Rev[off+int32(k<<6+bits.TrailingZeros64(m))]
 				if u.markF[p] == st { // b reaches p (or p is b)
 					return false
 				}
-				if u.markB[p] != st && u.ord[p] > lb {
+				if u.markB[p] != st && u.ord(p) > lb {
 					u.markB[p] = st
 					stackB[spB] = p
 					spB++
@@ -351,7 +374,7 @@ const twoWayAfter = 32
 // order by sorting when they are few, else by walking the window.
 func (u *usedTurns) move(a, b int32, reached []int32, mark []uint32, st uint32, behindA bool) {
 	if len(reached) <= 16 {
-		slices.SortFunc(reached, func(x, y int32) int { return cmp.Compare(u.ord[x], u.ord[y]) })
+		slices.SortFunc(reached, func(x, y int32) int { return cmp.Compare(u.ord(x), u.ord(y)) })
 	} else {
 		n := 0
 		for x := b; ; x = u.next[x] {
@@ -397,14 +420,14 @@ func (u *usedTurns) placeAfter(a int32, xs []int32) {
 	for {
 		lo, end := int64(0), u.head // a < 0: the front of the list
 		if a >= 0 {
-			lo, end = u.ord[a], u.next[a]
+			lo, end = u.ord(a), u.next[a]
 		}
 		m := 0 // channels from end on that are relabelled too
 		for {
 			n := int64(m + len(xs) + 1)
 			hi := maxLabel
 			if end >= 0 {
-				hi = u.ord[end]
+				hi = u.ord(end)
 			} else if (maxLabel-lo)/labelGap > n {
 				hi = lo + n*labelGap
 			}
@@ -445,13 +468,13 @@ func (u *usedTurns) spread(a int32, xs []int32, m int, lo, step int64) {
 	}
 	k := int64(1)
 	for _, x := range xs {
-		u.ord[x] = lo + k*step
+		u.setOrd(x, lo+k*step)
 		link(x)
 		k++
 	}
 	for i := 0; i < m; i++ {
 		next := u.next[rest]
-		u.ord[rest] = lo + k*step
+		u.setOrd(rest, lo+k*step)
 		link(rest)
 		rest = next
 		k++

@@ -98,7 +98,7 @@ func TestUsedTurnsAgainstTarjan(t *testing.T) {
 				for c := int32(0); int(c) < g.NumChannels(); c++ {
 					hh := g.Head[c]
 					for c2 := g.Off[hh]; c2 < g.Off[hh+1]; c2++ {
-						if ut.isUsed(ti.id(c, c2)) && ut.ord[c] >= ut.ord[c2] {
+						if ut.isUsed(ti.id(c, c2)) && ut.ord(c) >= ut.ord(c2) {
 							t.Fatalf("fabric %d seed %d step %d: order violates used turn %s -> %s", fi, seed, step, g.ChannelName(c), g.ChannelName(c2))
 						}
 					}
@@ -107,7 +107,7 @@ func TestUsedTurnsAgainstTarjan(t *testing.T) {
 			// The list holds every channel once, labels increasing.
 			n, prev := 0, int32(-1)
 			for c := ut.head; c >= 0; c = ut.next[c] {
-				if ut.prev[c] != prev || (prev >= 0 && ut.ord[prev] >= ut.ord[c]) {
+				if ut.prev[c] != prev || (prev >= 0 && ut.ord(prev) >= ut.ord(c)) {
 					t.Fatalf("fabric %d: order list broken at %s", fi, g.ChannelName(c))
 				}
 				prev = c
