@@ -52,10 +52,20 @@ func New(g *fabric.Graph, engine string) *Routing {
 	for s, id := range g.Switches {
 		r.Switches[s] = g.F.Nodes[id].GUID
 	}
-	for i := range r.lft {
-		r.lft[i] = NoPort
-	}
+	fill(r.lft, NoPort)
 	return r
+}
+
+// fill sets every byte of b to x, doubling copies (memmove) instead of a
+// byte loop: the tables of large fabrics are megabytes.
+func fill(b []uint8, x uint8) {
+	if len(b) == 0 {
+		return
+	}
+	b[0] = x
+	for n := 1; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }
 
 // MaxLID returns the highest LID the tables cover.

@@ -27,7 +27,6 @@ const (
 type turnIndex struct {
 	g    *fabric.Graph
 	base []int32
-	from []int32 // turn -> the channel it arrives on
 	// words of the per-channel turn bit masks of usedTurns: enough for
 	// the largest switch degree.
 	words int
@@ -53,13 +52,14 @@ func newTurnIndex(g *fabric.Graph) *turnIndex {
 			ti.hs[c] = uint32(h)<<6 | uint32(g.Rev[c]-g.Off[h])
 		}
 	}
-	ti.from = make([]int32, ti.numTurns())
-	for c := 0; c < g.NumChannels(); c++ {
-		for t := ti.base[c]; t < ti.base[c+1]; t++ {
-			ti.from[t] = int32(c)
-		}
-	}
 	return ti
+}
+
+// from returns the channel turn t arrives on (a binary search: only
+// releases of tentative turns need it).
+func (ti *turnIndex) from(t int32) int32 {
+	c, _ := slices.BinarySearch(ti.base, t+1) // the first channel whose turns start after t
+	return int32(c - 1)
 }
 
 // id returns the turn a→b; b must leave the switch a enters.
@@ -138,31 +138,27 @@ func (u *usedTurns) seedOrder(level []int32) {
 func seedSeq(g *fabric.Graph, level []int32) []int32 {
 	C := g.NumChannels()
 	const band = 1 << 20
-	key := func(c int32) int64 {
+	// Sorted by key, then channel: keys and channels packed into one
+	// integer each (levels are ≥ -1, so keys fit 23 bits).
+	keyed := make([]uint64, C)
+	for c := range keyed {
 		lt, lh := int64(level[g.Tail[c]]), int64(level[g.Head[c]])
+		var k int64
 		switch {
 		case lh > lt: // up
-			return lt
+			k = lt
 		case lh == lt:
-			return band
+			k = band
 		default: // down
-			return 2*band - lt
+			k = 2*band - lt
 		}
+		keyed[c] = uint64(k+1)<<32 | uint64(c)
 	}
+	slices.Sort(keyed)
 	seq := make([]int32, C)
-	for c := range seq {
-		seq[c] = int32(c)
+	for i, x := range keyed {
+		seq[i] = int32(uint32(x))
 	}
-	slices.SortStableFunc(seq, func(a, b int32) int {
-		ka, kb := key(a), key(b)
-		if ka < kb {
-			return -1
-		}
-		if ka > kb {
-			return 1
-		}
-		return 0
-	})
 	return seq
 }
 
@@ -256,7 +252,7 @@ func (u *usedTurns) setBits(a, b int32, on bool) {
 func (u *usedTurns) release(t int32) {
 	if u.state[t] == tWet {
 		u.state[t] = tUnused
-		a := u.ti.from[t]
+		a := u.ti.from(t)
 		g := u.ti.g
 		u.setBits(a, g.Off[g.Head[a]]+t-u.ti.base[a], false)
 	}
