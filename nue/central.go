@@ -1,7 +1,10 @@
 package nue
 
 import (
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
 )
@@ -68,9 +71,9 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 	}
 	workers = max(1, workers)
 	acc := newAccum(S, counts, reps)
-	// The sources' dependencies are independent: a block of sources at a
-	// time on all workers, then their sums in source order, so that they
-	// are the same to the bit whatever the workers.
+	// The sources' dependencies are independent: computed on all workers,
+	// then added in source order, so that the sums are the same to the
+	// bit whatever the workers.
 	var srcs []int32
 	for s := int32(0); int(s) < S; s++ {
 		for _, i := range reps {
@@ -80,18 +83,27 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 			}
 		}
 	}
-	const block = 32
-	trees := make([]spTree, min(block, len(srcs)))
-	for b := 0; b < len(srcs); b += block {
-		blk := srcs[b:min(b+block, len(srcs))]
-		parallelFor(len(blk), workers, func(i int) {
-			trees[i].build(g, blk[i])
-			acc.depend(&trees[i])
-		})
-		for i := range blk {
-			acc.add(&trees[i])
-		}
+	// Each worker takes the next source, computes its dependencies, waits
+	// until the source before it is added, and adds its own.
+	var next, added atomic.Int32
+	var wg sync.WaitGroup
+	for k := 0; k < min(workers, len(srcs)); k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var t spTree
+			for i := next.Add(1) - 1; int(i) < len(srcs); i = next.Add(1) - 1 {
+				t.build(g, srcs[i])
+				acc.depend(&t)
+				for added.Load() != i {
+					runtime.Gosched()
+				}
+				acc.add(&t)
+				added.Store(i + 1)
+			}
+		}()
 	}
+	wg.Wait()
 	acc.roots(comp, roots)
 	for i, j := range same {
 		if j != i {
@@ -132,25 +144,27 @@ func (t *spTree) build(g *fabric.Graph, s int32) {
 	// Breadth-first; a switch's predecessors (neighbours one level
 	// closer) are all known when it is dequeued, and so are their path
 	// counts.
-	t.predOff = append(t.predOff[:0], 0)
-	t.pred = t.pred[:0]
+	// (Locals, not t's fields, in the loop: the stores would keep the
+	// compiler from holding them in registers.)
+	predOff, pred := append(t.predOff[:0], 0), t.pred[:0]
+	head, off := g.Head, g.Off
 	for h := 0; h < len(order); h++ {
 		u := order[h]
-		du := dist[u]
-		for c := g.Off[u]; c < g.Off[u+1]; c++ {
-			v := g.Head[c]
+		du, su := dist[u], sigma[u]
+		for _, v := range head[off[u]:off[u+1]] {
 			switch dist[v] {
 			case -1:
 				dist[v] = du + 1
 				order = append(order, v)
 			case du - 1:
-				sigma[u] += sigma[v]
-				t.pred = append(t.pred, v)
+				su += sigma[v]
+				pred = append(pred, v)
 			}
 		}
-		t.predOff = append(t.predOff, int32(len(t.pred)))
+		sigma[u] = su
+		predOff = append(predOff, int32(len(pred)))
 	}
-	t.order = order
+	t.order, t.pred, t.predOff = order, pred, predOff
 }
 
 // accum accumulates the betweenness of the layers mine (Brandes), side
