@@ -238,7 +238,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	// The rest of a layer's set-up is its own: on all workers.
 	parallelFor(len(parts), opt.Workers, func(i int) {
 		lds := parts[i]
-		l := newLayer(i, g, ti, comp, compSrc, own, src, lds)
+		l := newLayer(i, g, ti, seq, comp, compSrc, own, src, lds)
 		l.jobOwn = jobOwn
 		l.rows = rows
 		if radix {
@@ -253,7 +253,6 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		covered, roots := covers[i], allRoots[i]
 		l.escapeAll = len(covered) == len(lds)
 		l.parent = parents[i]
-		l.ut.link(seq) // seedOrder
 		l.stats.EscapeTurns = markEscape(g, l.ut, l.parent, covered, src)
 		l.ut.used = l.stats.EscapeTurns
 		for v := int32(0); int(v) < S; v++ {

@@ -86,11 +86,13 @@ var noSweep = false
 
 const inf = int64(math.MaxInt64 / 4)
 
-func newLayer(idx int, g *fabric.Graph, ti *turnIndex, comp, compSrc []int32, own []int64, src []bool, ds []dest) *layer {
+// newLayer returns layer idx with destinations ds; its channels start in
+// the order seq (see seedOrder).
+func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, comp, compSrc []int32, own []int64, src []bool, ds []dest) *layer {
 	S := g.NumSwitches()
 	return &layer{
 		idx: idx, g: g, ti: ti, comp: comp, compSrc: compSrc, own: own, src: src, dests: ds,
-		ut: newUsedTurns(ti), nh: newNodeHeap(S),
+		ut: newUsedTurns(ti, seq), nh: newNodeHeap(S),
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),
 		lvl: make([]int32, S), near: make([]nearSwitch, S),

@@ -258,25 +258,31 @@ func groupBySwitch(ds []dest, terms bool) []dest {
 		job   int32
 		off   uint8
 	}
-	lead := make(map[key]int, len(ds))       // terminal groups
-	first := make(map[[2]int32]int, len(ds)) // (switch, offset) -> first terminal group
-	var out []dest
+	var lead map[key]int // terminal groups (terms)
+	if terms {
+		lead = make(map[key]int, len(ds))
+	}
+	first := make(map[int64]int, len(ds)) // switch<<8 | offset -> first terminal group
+	out := make([]dest, 0, len(ds))
 	for _, d := range ds {
+		so := int64(d.sw)<<8 | int64(d.off)
 		if d.term {
-			k := key{d.sw, d.phase, d.job, d.off}
-			if i, ok := lead[k]; ok && terms {
-				out[i].also = append(out[i].also, member{d.lid, d.port, true})
-				continue
+			if terms {
+				k := key{d.sw, d.phase, d.job, d.off}
+				if i, ok := lead[k]; ok {
+					out[i].also = append(out[i].also, member{d.lid, d.port, true})
+					continue
+				}
+				lead[k] = len(out)
 			}
-			lead[k] = len(out)
-			if _, ok := first[[2]int32{d.sw, int32(d.off)}]; !ok {
-				first[[2]int32{d.sw, int32(d.off)}] = len(out)
+			if _, ok := first[so]; !ok {
+				first[so] = len(out)
 			}
 			d.also = nil
 			out = append(out, d)
 			continue
 		}
-		if i, ok := first[[2]int32{d.sw, int32(d.off)}]; ok {
+		if i, ok := first[so]; ok {
 			out[i].also = append(out[i].also, member{d.lid, 0, false})
 			continue
 		}

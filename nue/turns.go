@@ -105,7 +105,9 @@ type usedTurns struct {
 	blocked, used int // counts for statistics
 }
 
-func newUsedTurns(ti *turnIndex) *usedTurns {
+// newUsedTurns returns a layer's CDG with no turn used and the channels
+// ordered as in seq (nil: by index).
+func newUsedTurns(ti *turnIndex, seq []int32) *usedTurns {
 	C := ti.g.NumChannels()
 	u := &usedTurns{
 		ti: ti, state: make([]uint8, ti.numTurns()),
@@ -113,9 +115,11 @@ func newUsedTurns(ti *turnIndex) *usedTurns {
 		cb: make([]uint64, C*(1+3*ti.words)), stride: 1 + 3*ti.words,
 		markF: make([]uint32, C), markB: make([]uint32, C),
 	}
-	seq := make([]int32, C)
-	for c := range seq {
-		seq[c] = int32(c)
+	if seq == nil {
+		seq = make([]int32, C)
+		for c := range seq {
+			seq[c] = int32(c)
+		}
 	}
 	u.link(seq)
 	return u

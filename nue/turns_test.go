@@ -27,7 +27,7 @@ func TestUsedTurnsAgainstTarjan(t *testing.T) {
 		ti := newTurnIndex(g)
 		for seed := uint64(0); seed < 5; seed++ {
 			rng := rand.New(rand.NewPCG(seed, uint64(fi)))
-			ut := newUsedTurns(ti)
+			ut := newUsedTurns(ti, nil)
 			if seed%2 == 1 {
 				lv := make([]int32, g.NumSwitches())
 				for i := range lv {
