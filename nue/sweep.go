@@ -247,7 +247,15 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 	}
 	for h := 1; h+1 < len(row.start); h++ {
 		// Level h's offers: the Dijkstra's once it has settled the
-		// levels before (their keys are all below h·w0).
+		// levels before (their keys are all below h·w0). What pull reads
+		// of level h−1 first, in a loop of its own: its loads (ut.cb of
+		// each switch's channel, mostly cache misses) then overlap.
+		for _, u := range row.order[row.start[h-1]:row.start[h]] {
+			if c := l.via[u]; c >= 0 {
+				cc := ut.cb[int(c)*4 : int(c)*4+4] // one mask word: stride 4
+				l.near[u] = nearSwitch{l.dist[u], cc[2], cc[3]}
+			}
+		}
 		lev := row.order[row.start[h]:row.start[h+1]]
 		for _, v := range lev {
 			l.pull(v, row.par[v], w)
@@ -310,11 +318,6 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 				l.wet = append(l.wet, t)
 			}
 			l.settled[v] = true
-			// What pull reads of v in the next level: no turn onto c
-			// changes before then (only the next level's switches turn
-			// onto it).
-			cc := ut.cb[int(c)*4 : int(c)*4+4]
-			l.near[v] = nearSwitch{l.dist[v], cc[2], cc[3]}
 		}
 		if final {
 			return true, nil, reached + n
