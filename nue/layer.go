@@ -195,27 +195,34 @@ type stepOut struct {
 // its step: the same routes, loads and tables, in passes over the
 // destination's row instead of passes over all switches.
 //   - Forward: switches the sweep left unsettled (after the last source)
-//     get the first channel one level closer, as fillFromRow; loads start
-//     at the sources'.
+//     get the first channel one level closer, as fillFromRow; the table
+//     entries of d's LID; loads start at the sources'.
 //   - Backward, from the farthest level in (a topological order of the
 //     paths, see incrementsByLevel): the loads go onto the weights.
-//   - The tables.
+//   - The entries of LIDs sharing d's search (d.also), if any.
 func (l *layer) finishSweep(d dest, out *stepOut) {
-	g := l.g
+	g, r := l.g, out.r
 	l.commitWet()
 	row := l.row(d.sw)
 	order := row.order
 	src, mult := l.sources(d)
+	lid := int(d.lid)
+	if mult > 0 {
+		l.load[d.sw] = src[d.sw] * mult
+	}
 	for _, v := range order[1:] {
+		c := l.via[v]
 		if !l.settled[v] {
-			l.via[v] = g.Off[v] + int32(bits.TrailingZeros64(row.par[v]))
+			c = g.Off[v] + int32(bits.TrailingZeros64(row.par[v]))
+			l.via[v] = c
 			l.stats.FilledHops++
+		}
+		r.SetPort(v, lid, g.OutPort[c])
+		if mult > 0 {
+			l.load[v] = src[v] * mult
 		}
 	}
 	if mult > 0 {
-		for _, v := range order {
-			l.load[v] = src[v] * mult
-		}
 		w, wmax := out.w, *out.wmax
 		for i := len(order) - 1; i > 0; i-- {
 			v := order[i]
@@ -227,13 +234,14 @@ func (l *layer) finishSweep(d dest, out *stepOut) {
 		}
 		*out.wmax = wmax
 	}
-	l.members = append(append(l.members[:0], member{d.lid, d.port, d.term}), d.also...)
-	for _, m := range l.members {
+	r.SetPort(d.sw, lid, d.port)
+	r.SL.ByDest[lid] = uint8(l.idx)
+	for _, m := range d.also {
 		for _, v := range order[1:] {
-			out.r.SetPort(v, int(m.lid), g.OutPort[l.via[v]])
+			r.SetPort(v, int(m.lid), g.OutPort[l.via[v]])
 		}
-		out.r.SetPort(d.sw, int(m.lid), m.port)
-		out.r.SL.ByDest[m.lid] = uint8(l.idx)
+		r.SetPort(d.sw, int(m.lid), m.port)
+		r.SL.ByDest[m.lid] = uint8(l.idx)
 	}
 	l.written = true
 }
