@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/nuesm/nuesm/novacube"
-	"github.com/nuesm/nuesm/rsi"
-	"github.com/nuesm/nuesm/vcpolicy"
+	"github.com/nuesm/nuesm/studies/novacube"
+	"github.com/nuesm/nuesm/studies/rsi"
+	"github.com/nuesm/nuesm/studies/vcpolicy"
 )
 
 // RoutingKind selects how a switch picks a packet's output port. Every

@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/nuesm/nuesm/novacube"
-	"github.com/nuesm/nuesm/rsi"
+	"github.com/nuesm/nuesm/studies/novacube"
+	"github.com/nuesm/nuesm/studies/rsi"
+	"github.com/nuesm/nuesm/studies/vcaudit"
+	"github.com/nuesm/nuesm/studies/vcpolicy"
 	"github.com/nuesm/nuesm/topo"
-	"github.com/nuesm/nuesm/vcaudit"
-	"github.com/nuesm/nuesm/vcpolicy"
 )
 
 func rsiBR(t testing.TB, sn int) *fixture {

@@ -3,7 +3,7 @@ package flitsim
 import (
 	"fmt"
 
-	"github.com/nuesm/nuesm/novacube"
+	"github.com/nuesm/nuesm/studies/novacube"
 )
 
 // PORA (seed 004 §5.1) per hop, the readings of package novacube (whose

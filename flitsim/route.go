@@ -1,6 +1,6 @@
 package flitsim
 
-import "github.com/nuesm/nuesm/vcpolicy"
+import "github.com/nuesm/nuesm/studies/vcpolicy"
 
 // Per-hop routing under a RoutingPolicy. A switch decides when a packet's
 // head arrives; it sees, per output port, the flits its own inputs hold

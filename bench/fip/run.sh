@@ -28,7 +28,7 @@ run() { # name, gen args, engines
   # shellcheck disable=SC2086
   $nuesm gen $gen -o "$work/$name.topo" 2>/dev/null
   mkdir -p "bench/fip/$name"
-  if ! $nuesm fip "$work/$name.topo" --engines "$engines" --seeds 1,2,3 -o "bench/fip/$name" 2> "$work/$name.err" > "$work/$name.txt"; then
+  if ! $nuesm study fip "$work/$name.topo" --engines "$engines" --seeds 1,2,3 -o "bench/fip/$name" 2> "$work/$name.err" > "$work/$name.txt"; then
     tr '\r' '\n' < "$work/$name.err" | grep -v '^fip: [0-9]' >&2
     exit 1
   fi

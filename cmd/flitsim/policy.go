@@ -7,9 +7,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nuesm/nuesm/flitsim"
-	"github.com/nuesm/nuesm/novacube"
-	"github.com/nuesm/nuesm/rsi"
-	"github.com/nuesm/nuesm/vcpolicy"
+	"github.com/nuesm/nuesm/studies/novacube"
+	"github.com/nuesm/nuesm/studies/rsi"
+	"github.com/nuesm/nuesm/studies/vcpolicy"
 )
 
 // policyFlags choose the per-hop routing policy (flitsim.RoutingPolicy).

@@ -8,13 +8,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nuesm/nuesm/flitsim"
-	"github.com/nuesm/nuesm/placement"
+	"github.com/nuesm/nuesm/studies/placement"
 )
 
 // registerRoles adds --roles, the I/O assignment of the io pattern read
-// from a placement roles file (nuesm placement --roles FILE).
+// from a placement roles file (nuesm study placement --roles FILE).
 func registerRoles(fl *pflag.FlagSet, rf *runFlags) {
-	fl.StringVar(&rf.roles, "roles", "", "io: I/O nodes and their compute nodes from a roles file (nuesm placement --roles), instead of --io-every")
+	fl.StringVar(&rf.roles, "roles", "", "io: I/O nodes and their compute nodes from a roles file (nuesm study placement --roles), instead of --io-every")
 }
 
 // rolesIONodes reads a roles file and maps it onto n: torus node i is

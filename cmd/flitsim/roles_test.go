@@ -9,8 +9,8 @@ import (
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/flitsim"
-	"github.com/nuesm/nuesm/placement"
 	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/studies/placement"
 	"github.com/nuesm/nuesm/topo"
 )
 

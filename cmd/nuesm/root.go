@@ -25,12 +25,14 @@ Examples:
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
 	}
+	root.AddCommand(newStudyCmd())
+	root.AddCommand(studyAliases()...)
 	return root
 }
 
 // subcommands are the commands that files of this package add through
-// register (reports and tools beside the main route/verify/serve flow), so
-// each lives in its own file without editing this one.
+// register (tools beside the main route/verify/serve flow), so each lives
+// in its own file without editing this one.
 var subcommands []func() *cobra.Command
 
 // register adds a command constructor; call it from an init function.

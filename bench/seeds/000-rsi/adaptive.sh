@@ -88,7 +88,7 @@ say "Deadlock-prone hardware (4-flit packets, one packet per VL buffer, FIFO inp
 say "load 1, uniform and then super-node-local traffic, 20,000 cycles each, deadlock window"
 say "1,000 cycles. Routing: \`min\` (every minimal two-level port, the audit's \`none\`) and"
 say "\`lar\`/\`lar-toward\` (the audit's \`lar-own\`/\`lar-toward\`, U-turns allowed). Verdicts"
-say "from \`nuesm vc-audit rsi --param layer1=BR --param supernodes=3\`. The same comparison is"
+say "from \`nuesm study vc-audit rsi --param layer1=BR --param supernodes=3\`. The same comparison is"
 say "the test flitsim.TestVCPolicyMatchesAudit."
 say ""
 say "| routing | VC policy | audit | simulation |"
@@ -96,7 +96,7 @@ say "|---|---|---|---|"
 for spec in min:none:one-vc min:none:rsi-paper min:none:phase min:none:global-hops min:none:df-2vc min:none:hops:2 min:none:hops:3 min:none:hops:6 \
             lar:lar-own:phase lar:lar-own:hops:6 lar:lar-own:hops:7 lar-toward:lar-toward:hops:3 lar-toward:lar-toward:hops:7; do
   pol=${spec%%:*}; rest=${spec#*:}; mis=${rest%%:*}; vc=${rest#*:}
-  verdict=$("$work/nuesm" vc-audit rsi --param layer1=BR --param supernodes=3 --misroute "$mis" --policy "$vc" 2>&1 |
+  verdict=$("$work/nuesm" study vc-audit rsi --param layer1=BR --param supernodes=3 --misroute "$mis" --policy "$vc" 2>&1 |
     awk -F'|' -v p="$vc" '$2 ~ "^ "p" $" {gsub(/^ +| +$/, "", $9); print $9}')
   sim="no deadlock"
   for tr in uniform grouplocal; do

@@ -42,8 +42,8 @@ say "acyclic for minimal and source-global misroutes, seed 002's 2-VC claim) for
 say "conditional, \`global-hops\` (3 VCs, l-g-l-g-l paths) for val and ugal. Hardware: virtual"
 say "cut-through, 8-flit packets, 4-packet buffers per VL, 1-cycle links (Table III's 40/400 ns"
 say "local/global latencies are not modelled: flitsim has one link latency)."
-fence "nuesm vc-audit dragonfly --param p=4 --param a=8 --param h=4 --misroute none,source-global --policy df-2vc,global-hops"
-"$work/nuesm" vc-audit dragonfly --param p=4 --param a=8 --param h=4 --misroute none,source-global --policy df-2vc,global-hops 2>&1 | sed -n '1,9p' >>"$sec"
+fence "nuesm study vc-audit dragonfly --param p=4 --param a=8 --param h=4 --misroute none,source-global --policy df-2vc,global-hops"
+"$work/nuesm" study vc-audit dragonfly --param p=4 --param a=8 --param h=4 --misroute none,source-global --policy df-2vc,global-hops 2>&1 | sed -n '1,9p' >>"$sec"
 for tr in uniform nextgroup; do
   say ""
   say "### 4.$([ $tr = uniform ] && echo 1 || echo 2) $([ $tr = uniform ] && echo 'UN (uniform)' || echo 'ADV+1 (every node sends to group g+1)')"

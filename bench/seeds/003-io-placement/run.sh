@@ -16,7 +16,7 @@ go build -o "$work/nuesm" ./cmd/nuesm
 nuesm() { "$work/nuesm" "$@"; }
 say() { printf '%s\n' "$*" >>"$out"; }
 cmd() { say ""; say "\`\`\`"; say "\$ nuesm $*"; nuesm "$@" >>"$out"; say "\`\`\`"; }
-row() { nuesm placement --brief "$@" >>"$out"; }
+row() { nuesm study placement --brief "$@" >>"$out"; }
 
 : >"$out"
 say "# Seed 003 (I/O placement in tori): placements, loads, failover"
@@ -50,7 +50,7 @@ say "gives no construction), so it places fewer I/O nodes than RQP (10, 5, 8 aga
 say "and serves more compute nodes per I/O node. Base puts as many I/O nodes as RQP on the edge"
 say "plane (x_{n-1} = 0 first): its compute nodes are up to 3–4 hops away instead of 2."
 say ""
-say "$(nuesm placement --brief --header --dims 8x8 --method rqp --t 1)"
+say "$(nuesm study placement --brief --header --dims 8x8 --method rqp --t 1)"
 row --dims 8x8 --method qp --t 1
 row --dims 8x8 --method base --w 13
 row --dims 8x4 --method rqp --t 1
@@ -68,7 +68,7 @@ say "nodes) plus 4 added where they bring the most distance-3 nodes closer (Fig.
 say "form of the addition procedure). Q_4^3 with 8 and 7 I/O nodes (Fig. 24) by deletion, against"
 say "the base plane with as many."
 say ""
-say "$(nuesm placement --brief --header --dims 10x10 --w 16)"
+say "$(nuesm study placement --brief --header --dims 10x10 --w 16)"
 row --dims 10x10 --w 12
 row --dims 4x4x4 --w 8
 row --dims 4x4x4 --method base --w 8
@@ -88,7 +88,7 @@ say ""
 say "1–4 failed I/O nodes on RQP Q_4^3 (the configurations of §5.2.5), failing the I/O nodes in"
 say "index order:"
 say ""
-say "$(nuesm placement --brief --header --dims 4x4x4)"
+say "$(nuesm study placement --brief --header --dims 4x4x4)"
 row --dims 4x4x4 --fail 0,0,0
 row --dims 4x4x4 --fail 0,0,0 --fail 1,2,0
 row --dims 4x4x4 --fail 0,0,0 --fail 1,2,0 --fail 2,0,1
@@ -103,7 +103,7 @@ say ""
 say "Format: \`go doc github.com/nuesm/nuesm/placement\`. First lines for Q_8^2 after both failures:"
 say ""
 say "\`\`\`"
-nuesm placement --dims 8x8 --fail 4,3 --fail 6,2 --brief --roles - | sed -n '2,9p' >>"$out"
+nuesm study placement --dims 8x8 --fail 4,3 --fail 6,2 --brief --roles - | sed -n '2,9p' >>"$out"
 say "…"
 say "\`\`\`"
 say ""

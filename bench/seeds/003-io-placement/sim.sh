@@ -34,7 +34,7 @@ if [ "${1:-}" = --link-only ]; then
   exit 0
 fi
 simulate io ./cmd/flitsim ./cmd/nuesm
-"$work/nuesm" placement --dims 8x8 --method rqp --t 1 --roles "$work/roles.txt" >/dev/null
+"$work/nuesm" study placement --dims 8x8 --method rqp --t 1 --roles "$work/roles.txt" >/dev/null
 {
   echo "# Seed 003 (I/O placement in tori): simulations"
   echo
@@ -98,7 +98,7 @@ simulate io ./cmd/flitsim ./cmd/nuesm
   echo "## Feeding a placement to flitsim"
   echo
   echo '```'
-  echo '$ nuesm placement --dims 8x8 --method rqp --t 1 --roles roles.txt'
+  echo '$ nuesm study placement --dims 8x8 --method rqp --t 1 --roles roles.txt'
   echo '$ flitsim run --gen torus --gen-param dims=8x8 --gen-param hosts=1 --engine dor --vls 2 \'
   echo '    --traffic io --roles roles.txt --io-ratio 0.2 --io-message-packets 4 --io-vl-offset 2 --sim-vls 4 \'
   echo '    --packet-flits 32 --flit-bytes 32 --arrival exponential --load 0.3 \'

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nuesm/nuesm/flitsim"
 	fplot "github.com/nuesm/nuesm/flitsim/plot"
-	"github.com/nuesm/nuesm/placement"
+	"github.com/nuesm/nuesm/studies/placement"
 	"gonum.org/v1/plot/vg"
 )
 

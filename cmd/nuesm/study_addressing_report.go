@@ -9,13 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nuesm/nuesm/addressing"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/studies/addressing"
 	"github.com/nuesm/nuesm/topo"
 )
 
-func init() { register(newAddressingReportCmd) }
+func init() { registerStudy(newAddressingReportCmd) }
 
 func newAddressingReportCmd() *cobra.Command {
 	var radixes, kinds string
@@ -37,9 +37,9 @@ blocks), and the check against the 48K (0xBFFF) unicast LID limit.
 --measure KIND:NAME=VALUE,... generates a fabric, routes it with MinHop and
 compares its LFT blocks under the generator's LIDs and under hierarchical
 LIDs (groups = Dragonfly groups / RSI super nodes / fbfly dimension-0 rows).`,
-		Example: `  nuesm addressing-report
-  nuesm addressing-report --radix 36,72 --kinds dragonfly,fbfly3
-  nuesm addressing-report --measure dragonfly:p=4,a=8,h=4`,
+		Example: `  nuesm study addressing-report
+  nuesm study addressing-report --radix 36,72 --kinds dragonfly,fbfly3
+  nuesm study addressing-report --measure dragonfly:p=4,a=8,h=4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runAddressingReport(cmd.Context(), cmd.OutOrStdout(), radixes, kinds, measure)

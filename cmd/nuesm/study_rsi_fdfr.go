@@ -8,10 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nuesm/nuesm/rsi"
+	"github.com/nuesm/nuesm/studies/rsi"
 )
 
-func init() { register(newRSIFDFRCmd) }
+func init() { registerStudy(newRSIFDFRCmd) }
 
 func newRSIFDFRCmd() *cobra.Command {
 	var rf rsiFlags
@@ -31,9 +31,9 @@ A failure is node:N or link:N:PORT, where N is a switch index or sS/nI
 fails each node (or each cable) alone and prints one row per failure.
 FR rules: literal (Algorithm 3 as printed) or healed (forward once the
 node's tables are whole again, the text's reading).`,
-		Example: `  nuesm rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n0
-  nuesm rsi-fdfr --layer1 BR --supernodes 3 --fail link:s0/n0:10 --rule healed
-  nuesm rsi-fdfr --layer1 BR --supernodes 8 --sweep nodes`,
+		Example: `  nuesm study rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n0
+  nuesm study rsi-fdfr --layer1 BR --supernodes 3 --fail link:s0/n0:10 --rule healed
+  nuesm study rsi-fdfr --layer1 BR --supernodes 8 --sweep nodes`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := parseFRRule(rule)

@@ -8,13 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/rsi"
+	"github.com/nuesm/nuesm/studies/rsi"
+	"github.com/nuesm/nuesm/studies/vcaudit"
+	"github.com/nuesm/nuesm/studies/vcpolicy"
 	"github.com/nuesm/nuesm/topo"
-	"github.com/nuesm/nuesm/vcaudit"
-	"github.com/nuesm/nuesm/vcpolicy"
 )
 
-func init() { register(newVCAuditCmd) }
+func init() { registerStudy(newVCAuditCmd) }
 
 func newVCAuditCmd() *cobra.Command {
 	var policies, misroutes, minimal string
@@ -35,9 +35,9 @@ counters zero, hops, local-hops, global-hops, hops-in-group, phase, into-dest.
 Misroutes: none; lar-own / lar-toward (LAR, seed 000 Algorithm 1, both
 readings of "ports to other super nodes"); source-global (seed 002 §V-D:
 at the source only, onto an own global port); any (one non-minimal hop).`,
-		Example: `  nuesm vc-audit rsi --param layer1=BR --param supernodes=3 --minimal tables --misroute none,lar-own --policy rsi-paper,phase,hops:8
-  nuesm vc-audit dragonfly --param p=2 --param a=4 --param h=2 --misroute none,source-global --policy one-vc,df-2vc
-  nuesm vc-audit fbfly --param dims=4x4x4 --policy hops:2,hops:3`,
+		Example: `  nuesm study vc-audit rsi --param layer1=BR --param supernodes=3 --minimal tables --misroute none,lar-own --policy rsi-paper,phase,hops:8
+  nuesm study vc-audit dragonfly --param p=2 --param a=4 --param h=2 --misroute none,source-global --policy one-vc,df-2vc
+  nuesm study vc-audit fbfly --param dims=4x4x4 --policy hops:2,hops:3`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runVCAudit(cmd.OutOrStdout(), args[0], params, minimal, misroutes, policies, long, noUTurn)

@@ -12,12 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nuesm/nuesm/fip"
 	"github.com/nuesm/nuesm/flitsim"
 	"github.com/nuesm/nuesm/internal/atomicfile"
+	"github.com/nuesm/nuesm/studies/fip"
 )
 
-func init() { register(newFipCmd) }
+func init() { registerStudy(newFipCmd) }
 
 type fipFlags struct {
 	useDefault          bool
@@ -50,13 +50,13 @@ Output (-o DIR): fip.csv (one line per seed, year, engine, pattern), fip.json
 change from year 0), and the summary on stdout.
 
 As a SLURM job array: --slurm-array DIR writes DIR/fip.sbatch, one array task
-per seed writing DIR/part-<seed>.json; then "nuesm fip merge DIR/part-*.json
+per seed writing DIR/part-<seed>.json; then "nuesm study fip merge DIR/part-*.json
 -o DIR" joins them into what one local run would have written.
 
 Examples:
   nuesm gen fattree --k 4 --n 3 -o ft.topo
-  nuesm fip ft.topo --engines nue,dfsssp,updn,minhop,ftree --seeds 1,2,3 -o fip/
-  nuesm fip ft.topo --slurm-array fip/ && sbatch fip/fip.sbatch`,
+  nuesm study fip ft.topo --engines nue,dfsssp,updn,minhop,ftree --seeds 1,2,3 -o fip/
+  nuesm study fip ft.topo --slurm-array fip/ && sbatch fip/fip.sbatch`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runFip(cmd, args, ff) },
 	}
@@ -225,12 +225,12 @@ func writeFipArray(cmd *cobra.Command, args []string, ff fipFlags, cfg fip.Confi
 		"--switching", ff.switching,
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/bash\n# Written by nuesm fip --slurm-array: one task per seed. When all are done:\n")
-	fmt.Fprintf(&b, "#   %s fip merge %s/part-*.json -o %s\n", shQuote(self), shQuote(dir), shQuote(dir))
+	fmt.Fprintf(&b, "#!/bin/bash\n# Written by nuesm study fip --slurm-array: one task per seed. When all are done:\n")
+	fmt.Fprintf(&b, "#   %s study fip merge %s/part-*.json -o %s\n", shQuote(self), shQuote(dir), shQuote(dir))
 	fmt.Fprintf(&b, "#SBATCH --job-name=nuesm-fip\n#SBATCH --array=0-%d\n#SBATCH --ntasks=1\n", len(seeds)-1)
 	fmt.Fprintf(&b, "#SBATCH --output=%s/task-%%a.out\n", dir)
 	fmt.Fprintf(&b, "set -euo pipefail\nseeds=(%s)\nseed=${seeds[$SLURM_ARRAY_TASK_ID]}\n", strings.Join(seeds, " "))
-	fmt.Fprintf(&b, "exec %s fip %s", shQuote(self), shQuote(fab))
+	fmt.Fprintf(&b, "exec %s study fip %s", shQuote(self), shQuote(fab))
 	for _, a := range common {
 		fmt.Fprintf(&b, " %s", shQuote(a))
 	}

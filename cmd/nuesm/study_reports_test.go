@@ -12,17 +12,17 @@ func TestSeedReports(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"tables-report", "--layer1", "BR", "--supernodes", "3", "--links", "1,16"},
+		{[]string{"study", "tables-report", "--layer1", "BR", "--supernodes", "3", "--links", "1,16"},
 			[]string{"| BR 3 SN × 1 link | 48 | 3 | 47 | 96 | 15 | 2 | 17 |", "| BR 3 SN × 16 link | 48 | 3 | 47 | 96 | 15 | 2 | 17 |"}},
-		{[]string{"rsi-fdfr", "--layer1", "full-3", "--supernodes", "3", "--fail", "link:s0/n0:4"},
+		{[]string{"study", "rsi-fdfr", "--layer1", "full-3", "--supernodes", "3", "--fail", "link:s0/n0:4"},
 			[]string{"14 packets over 2 rounds", "18 lost every table route", "16 packets over 2 rounds"}},
-		{[]string{"rsi-fdfr", "--layer1", "full-3", "--supernodes", "3", "--sweep", "links"},
+		{[]string{"study", "rsi-fdfr", "--layer1", "full-3", "--supernodes", "3", "--sweep", "links"},
 			[]string{"| link \"rsi sn0 n0\"[4] -> \"rsi sn1 n0\"[4] | 14 | 2 | 8 |"}},
-		{[]string{"vc-audit", "dragonfly", "--param", "p=2", "--param", "a=4", "--param", "h=2", "--misroute", "source-global", "--policy", "one-vc,df-2vc"},
+		{[]string{"study", "vc-audit", "dragonfly", "--param", "p=2", "--param", "a=4", "--param", "h=2", "--misroute", "source-global", "--policy", "one-vc,df-2vc"},
 			[]string{"| one-vc | source-global | 1 | 1 | 4 |", "CYCLE of", "| df-2vc | source-global | 2 | 2 | 4 | 360 | 792 | acyclic: deadlock-free |", "VC0 G"}},
-		{[]string{"vc-audit", "fbfly", "--param", "dims=4x4", "--policy", "hops:1;hops:2"},
+		{[]string{"study", "vc-audit", "fbfly", "--param", "dims=4x4", "--policy", "hops:1;hops:2"},
 			[]string{"| hops:2 | none | 2 | 2 | 2 | 192 | 288 | acyclic: deadlock-free |", "| hops:1 | none | 1 | 2 | 2 |"}},
-		{[]string{"addressing-report", "--radix", "8", "--measure", "dragonfly:p=2,a=4,h=2"},
+		{[]string{"study", "addressing-report", "--radix", "8", "--measure", "dragonfly:p=2,a=4,h=2"},
 			[]string{"| dragonfly | 8 | 72 | 36 | 2 | 4 | 9 | 72 | 37 | 13 | 10–13 (bounds 10–13) | 7 | yes |", "| clos3 | 8 | 128 | 80 | 4 | 4 | 8 | 128 | 35 | 14 | 8 | 8 | yes |", "324 (100.0 %)"}},
 	}
 	for _, c := range cases {
@@ -40,20 +40,20 @@ func TestSeedReports(t *testing.T) {
 
 func TestSeedReportErrors(t *testing.T) {
 	for _, args := range [][]string{
-		{"tables-report", "--supernodes", "x"},
-		{"tables-report", "--layer1", "nope-3"},
-		{"rsi-fdfr"},
-		{"rsi-fdfr", "--supernodes", "3,8", "--sweep", "nodes"},
-		{"rsi-fdfr", "--fail", "node:s0/n99"},
-		{"rsi-fdfr", "--fail", "link:s0/n0"},
-		{"rsi-fdfr", "--sweep", "nodes", "--rule", "lenient"},
-		{"vc-audit", "torus", "--param", "dims=4x4", "--minimal", "tables"},
-		{"vc-audit", "ring", "--policy", "vcs=0"},
-		{"vc-audit", "ring", "--misroute", "sideways"},
-		{"vc-audit", "ring", "--param", "switches"},
-		{"addressing-report", "--radix", "abc"},
-		{"addressing-report", "--kinds", "torus"},
-		{"addressing-report", "--measure", "torus:dims=4x4"},
+		{"study", "tables-report", "--supernodes", "x"},
+		{"study", "tables-report", "--layer1", "nope-3"},
+		{"study", "rsi-fdfr"},
+		{"study", "rsi-fdfr", "--supernodes", "3,8", "--sweep", "nodes"},
+		{"study", "rsi-fdfr", "--fail", "node:s0/n99"},
+		{"study", "rsi-fdfr", "--fail", "link:s0/n0"},
+		{"study", "rsi-fdfr", "--sweep", "nodes", "--rule", "lenient"},
+		{"study", "vc-audit", "torus", "--param", "dims=4x4", "--minimal", "tables"},
+		{"study", "vc-audit", "ring", "--policy", "vcs=0"},
+		{"study", "vc-audit", "ring", "--misroute", "sideways"},
+		{"study", "vc-audit", "ring", "--param", "switches"},
+		{"study", "addressing-report", "--radix", "abc"},
+		{"study", "addressing-report", "--kinds", "torus"},
+		{"study", "addressing-report", "--measure", "torus:dims=4x4"},
 	} {
 		if _, _, err := run(t, args...); err == nil {
 			t.Fatalf("%v accepted", args)

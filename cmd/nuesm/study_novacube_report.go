@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nuesm/nuesm/novacube"
+	"github.com/nuesm/nuesm/studies/novacube"
 )
 
-func init() { register(newNovaCubeReportCmd) }
+func init() { registerStudy(newNovaCubeReportCmd) }
 
 func newNovaCubeReportCmd() *cobra.Command {
 	var props, apl, audit string
@@ -26,8 +26,8 @@ audit (the channel dependency graph of every path each reading may take,
 under several VC schemes, checked for cycles); and the pora engine's
 tables verified by cdg with the VLs they use and shown cyclic with fewer.
 SIZES are comma-separated k-ary n-cubes written like 8x8 or 4x4x4.`,
-		Example: `  nuesm novacube-report
-  nuesm novacube-report --props 8x8,4x4x4 --apl 8x8 --audit 6x6`,
+		Example: `  nuesm study novacube-report
+  nuesm study novacube-report --props 8x8,4x4x4 --apl 8x8 --audit 6x6`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var opt novacube.ReportOptions

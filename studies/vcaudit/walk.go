@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/vcpolicy"
+	"github.com/nuesm/nuesm/studies/vcpolicy"
 )
 
 // auditor holds the distances and the CDG under construction.

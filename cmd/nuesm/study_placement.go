@@ -11,13 +11,13 @@ import (
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/atomicfile"
-	"github.com/nuesm/nuesm/placement"
+	"github.com/nuesm/nuesm/studies/placement"
 	"github.com/nuesm/nuesm/topo"
 )
 
-func init() { register(newPlacementCmd) }
+func init() { registerStudy(newPlacementCmd) }
 
-// placementFlags are the flags of nuesm placement.
+// placementFlags are the flags of nuesm study placement.
 type placementFlags struct {
 	dims, method, roles, topoOut string
 	t, w, hosts                  int
@@ -39,10 +39,10 @@ histogram and, in 2D, a map. --fail fails I/O nodes (coordinates) in order
 and reports the failover. --roles writes the roles file (format: go doc
 github.com/nuesm/nuesm/placement); --topo writes the torus as an
 ibnetdiscover dump whose CA descriptions carry the roles.`,
-		Example: `  nuesm placement --dims 8x8 --method rqp --t 1
-  nuesm placement --dims 10x10 --w 16
-  nuesm placement --dims 8x8 --fail 4,3 --fail 6,2 --roles roles.txt
-  nuesm placement --dims 4x4x4 --method base --w 9 --topo base.topo`,
+		Example: `  nuesm study placement --dims 8x8 --method rqp --t 1
+  nuesm study placement --dims 10x10 --w 16
+  nuesm study placement --dims 8x8 --fail 4,3 --fail 6,2 --roles roles.txt
+  nuesm study placement --dims 4x4x4 --method base --w 9 --topo base.topo`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runPlacement(cmd, pf) },
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestNovaCubeReportCLI(t *testing.T) {
-	out, _, err := run(t, "novacube-report", "--props", "8x8", "--apl", "6x6", "--audit", "6x6")
+	out, _, err := run(t, "study", "novacube-report", "--props", "8x8", "--apl", "6x6", "--audit", "6x6")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -16,7 +16,7 @@ func TestNovaCubeReportCLI(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"8x4", "2x2", "x"} {
-		if _, _, err := run(t, "novacube-report", "--props", bad); err == nil {
+		if _, _, err := run(t, "study", "novacube-report", "--props", bad); err == nil {
 			t.Errorf("--props %s: no error", bad)
 		}
 	}

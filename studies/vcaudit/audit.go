@@ -20,8 +20,8 @@ import (
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/rsi"
-	"github.com/nuesm/nuesm/vcpolicy"
+	"github.com/nuesm/nuesm/studies/rsi"
+	"github.com/nuesm/nuesm/studies/vcpolicy"
 )
 
 // Misroute selects where a packet may take its one non-minimal hop.

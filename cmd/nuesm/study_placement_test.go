@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
-	"github.com/nuesm/nuesm/placement"
+	"github.com/nuesm/nuesm/studies/placement"
 )
 
 func TestPlacementCLI(t *testing.T) {
 	dir := t.TempDir()
 	roles, dump := filepath.Join(dir, "roles.txt"), filepath.Join(dir, "t.topo")
-	out, _, err := run(t, "placement", "--dims", "8x8", "--fail", "4,3", "--fail", "(6,2)", "--roles", roles, "--topo", dump)
+	out, _, err := run(t, "study", "placement", "--dims", "8x8", "--fail", "4,3", "--fail", "(6,2)", "--roles", roles, "--topo", dump)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,16 +47,16 @@ func TestPlacementCLI(t *testing.T) {
 	if io != 11 {
 		t.Errorf("dump: %d CAs with role=io, want 11", io)
 	}
-	out, _, err = run(t, "placement", "--dims", "10x10", "--w", "16")
+	out, _, err = run(t, "study", "placement", "--dims", "10x10", "--w", "16")
 	if err != nil || !strings.Contains(out, "perfect-delete") || !strings.Contains(out, "I/O nodes      16") {
 		t.Errorf("--w 16: %v\n%s", err, out)
 	}
 	for _, args := range [][]string{
-		{"placement"},
-		{"placement", "--dims", "8x8", "--method", "perfect"},
-		{"placement", "--dims", "8x8", "--fail", "1,1"},
-		{"placement", "--dims", "8x8", "--fail", "9,1"},
-		{"placement", "--dims", "1x8"},
+		{"study", "placement"},
+		{"study", "placement", "--dims", "8x8", "--method", "perfect"},
+		{"study", "placement", "--dims", "8x8", "--fail", "1,1"},
+		{"study", "placement", "--dims", "8x8", "--fail", "9,1"},
+		{"study", "placement", "--dims", "1x8"},
 	} {
 		if _, _, err := run(t, args...); err == nil {
 			t.Errorf("%v: no error", args)

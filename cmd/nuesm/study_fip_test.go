@@ -18,7 +18,7 @@ func TestFipRunAndArray(t *testing.T) {
 	study := []string{"--engines", "nue,minhop", "--years", "2", "--link-rate", "0.1", "--switch-rate", "0",
 		"--warmup", "200", "--measure", "1000"}
 	local := filepath.Join(dir, "local")
-	out, _, err := run(t, append(append([]string{"fip", fab}, study...), "--seeds", "4,1", "-o", local)...)
+	out, _, err := run(t, append(append([]string{"study", "fip", fab}, study...), "--seeds", "4,1", "-o", local)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestFipRunAndArray(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
 	arr := filepath.Join(dir, "array")
-	out, _, err = run(t, append(append([]string{"fip", fab}, study...), "--seeds", "1,4", "--slurm-array", arr, "--nuesm-binary", bin)...)
+	out, _, err = run(t, append(append([]string{"study", "fip", fab}, study...), "--seeds", "1,4", "--slurm-array", arr, "--nuesm-binary", bin)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestFipRunAndArray(t *testing.T) {
 		parts = append(parts, filepath.Join(arr, "part-"+seed+".json"))
 	}
 	merged := filepath.Join(dir, "merged")
-	if _, _, err := run(t, append(append([]string{"fip", "merge"}, parts...), "-o", merged)...); err != nil {
+	if _, _, err := run(t, append(append([]string{"study", "fip", "merge"}, parts...), "-o", merged)...); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"fip.csv", "summary.txt"} {
@@ -95,11 +95,11 @@ func TestFipErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"fip", "--default"}, "give -o DIR"},
-		{[]string{"fip", "--default", "--seeds", "1,x", "-o", t.TempDir()}, `"x" is not a seed`},
-		{[]string{"fip", "--default", "--engines", "nosuch", "-o", t.TempDir()}, "unknown engine"},
-		{[]string{"fip", "--default", "--slurm-array", t.TempDir()}, "needs a FABRIC file"},
-		{[]string{"fip", "merge", "-o", t.TempDir(), filepath.Join(t.TempDir(), "none.json")}, "no such file"},
+		{[]string{"study", "fip", "--default"}, "give -o DIR"},
+		{[]string{"study", "fip", "--default", "--seeds", "1,x", "-o", t.TempDir()}, `"x" is not a seed`},
+		{[]string{"study", "fip", "--default", "--engines", "nosuch", "-o", t.TempDir()}, "unknown engine"},
+		{[]string{"study", "fip", "--default", "--slurm-array", t.TempDir()}, "needs a FABRIC file"},
+		{[]string{"study", "fip", "merge", "-o", t.TempDir(), filepath.Join(t.TempDir(), "none.json")}, "no such file"},
 	} {
 		if _, _, err := run(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: want error containing %q, got %v", c.args, c.want, err)

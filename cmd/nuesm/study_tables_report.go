@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/rsi"
+	"github.com/nuesm/nuesm/studies/rsi"
 	"github.com/nuesm/nuesm/topo"
 )
 
-func init() { register(newTablesReportCmd) }
+func init() { registerStudy(newTablesReportCmd) }
 
 // rsiFlags select the RSI networks of tables-report and rsi-fdfr.
 type rsiFlags struct {
@@ -106,9 +106,9 @@ size with a flat table from MinHop routing of the same fabric. "flat entries"
 counts destination nodes as the paper does (3 × 16 nodes: 47 against 2 + 15);
 "flat IB LFT LIDs" counts what an InfiniBand LFT holds (router and processor
 each own a LID). Hops are those of two-level routing.`,
-		Example: `  nuesm tables-report --layer1 BR --supernodes 3 --links 1,16   # the paper's 47 vs 17
-  nuesm tables-report --layer1 DF,HR,SR,BR --supernodes 8
-  nuesm tables-report --layer1 BR --supernodes 3 --per-node`,
+		Example: `  nuesm study tables-report --layer1 BR --supernodes 3 --links 1,16   # the paper's 47 vs 17
+  nuesm study tables-report --layer1 DF,HR,SR,BR --supernodes 8
+  nuesm study tables-report --layer1 BR --supernodes 3 --per-node`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTablesReport(cmd.Context(), cmd.OutOrStdout(), rf, perNode)

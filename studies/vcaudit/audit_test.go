@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/rsi"
+	"github.com/nuesm/nuesm/studies/rsi"
+	"github.com/nuesm/nuesm/studies/vcpolicy"
 	"github.com/nuesm/nuesm/topo"
-	"github.com/nuesm/nuesm/vcpolicy"
 )
 
 func gen(t *testing.T, kind string, params map[string]string) (*topo.Topology, *fabric.Graph) {

@@ -37,7 +37,7 @@ func ReadJSON(rd io.Reader, name string) (*Results, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(r.Points) == 0 {
-		return nil, fmt.Errorf("%s: no points, expected the output of nuesm fip --json", name)
+		return nil, fmt.Errorf("%s: no points, expected the output of nuesm study fip --json", name)
 	}
 	return &r, nil
 }

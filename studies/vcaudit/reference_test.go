@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/rsi"
-	"github.com/nuesm/nuesm/vcpolicy"
+	"github.com/nuesm/nuesm/studies/rsi"
+	"github.com/nuesm/nuesm/studies/vcpolicy"
 )
 
 // refEdges is the reference: it enumerates every path explicitly (no
