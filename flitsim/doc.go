@@ -39,16 +39,20 @@
 //
 // # Routing policies
 //
-// Network.WithRouting replaces the LFT by a per-hop RoutingPolicy: when a
-// head flit arrives, the switch picks the output port from the packet's
-// state (hop counters, phase bit, intermediate group) and its view of the
-// output queues (flits waiting here for a port plus the downstream
-// buffer's fill, from credits): MIN-adaptive, LAR (seed 000 Algorithm 1),
-// Valiant, UGAL and conditional rules (seed 002 §V-D), PORA (seed 004
-// §5.1). A vcpolicy.Policy may assign every hop's VL instead of SL2VL.
-// Random choices draw from a PCG stream per switch. The zero policy is
-// the LFT, with results identical to the plain Network. Bound walks LFT
-// paths only.
+// Network.WithRouting replaces the LFT by a per-hop Policy: when a head
+// flit arrives, the switch's Router picks the output port from the
+// packet's state (hop counters, phase bit, intermediate group) and its
+// view of the output queues (flits waiting here for a port plus the
+// downstream buffer's fill, from credits), and a VCPolicy may assign every
+// hop's VL instead of SL2VL. The interfaces are defined here, by their
+// consumer; this package implements the LFT (LFTPolicy) and the
+// group-adaptive rules MIN-adaptive, Valiant, UGAL and the conditional
+// rules of seed 002 §V-D (NewAdaptive) over a Minimal relation; the seed
+// studies implement LAR (studies/rsi, seed 000 Algorithm 1), PORA
+// (studies/novacube, seed 004 §5.1) and the VC rules (studies/vcpolicy),
+// and register them by name for PolicySpec. Random choices draw from a
+// PCG stream per switch. The LFT policy gives results identical to the
+// plain Network. Bound walks LFT paths only.
 //
 // Everything is deterministic for a seed: every source draws from its own
 // PCG stream (math/rand/v2), the event order within a cycle is fixed, and

@@ -109,7 +109,7 @@ func (s *sim) newMessage(src, dst int32, class uint8, phase int32) {
 	sl := r.SL.Of(n.nodeSw[src], int(n.nodeLID[src]), int(n.nodeLID[dst]))
 	off := uint8(c.VLOffset)
 	injVL := r.SL2VL.InjectVL(sl) + off
-	if n.pol != nil && n.pol.VC != nil {
+	if n.pol != nil && n.pol.vc != nil {
 		injVL = off // the VC policy assigns the switch hops
 	}
 	q := &s.nicQ[src*s.V+int32(injVL)]
@@ -238,7 +238,7 @@ func (s *sim) deliver(p int32) {
 	if pk.measured {
 		s.st.packet(pk.class, s.now-pk.created, s.now-pk.injected)
 		s.outstand--
-		s.hopSum += int64(pk.hops)
+		s.hopSum += int64(pk.ps.Hops)
 		s.hopPkts++
 	}
 	if s.opt.OnDeliver != nil {

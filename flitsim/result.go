@@ -68,7 +68,7 @@ type Result struct {
 
 	Deadlock *DeadlockError `json:"deadlock,omitempty"`
 
-	// Under a RoutingPolicy (Network.WithRouting): its name, the measured
+	// Under a per-hop policy (Network.WithRouting): its name, the measured
 	// packets that misrouted, their mean switch-to-switch hops, and the
 	// hops that asked for a VC the VC policy lacks.
 	Policy     string  `json:"policy,omitempty"`
@@ -132,7 +132,7 @@ func (s *sim) result() *Result {
 		res.Load = 0
 	}
 	if n.pol != nil {
-		res.Policy, res.Misrouted, res.VCOverflow = n.pol.Name(), s.misrouted, s.vcOverflow
+		res.Policy, res.Misrouted, res.VCOverflow = n.pol.name, s.misrouted, s.vcOverflow
 		if s.hopPkts > 0 {
 			res.MeanHops = float64(s.hopSum) / float64(s.hopPkts)
 		}

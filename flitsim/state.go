@@ -18,13 +18,7 @@ type packet struct {
 	vlOff    uint8
 	injVL    uint8
 	measured bool
-	// Routing-policy state (RoutingPolicy): hops taken (all, local,
-	// global, since entering the group), the misroute phase bit, the
-	// target group + 1 (Valiant, LAR toward; 0 none), PORA mode/quadrant.
-	hops, local, global, ingr uint8
-	phase                     uint8
-	pmode, pquad              uint8
-	target                    int32
+	ps       PacketState // per-hop routing state (Network.WithRouting)
 }
 
 // message groups the packets created together from one source.
@@ -157,11 +151,11 @@ type sim struct {
 	nextCheck  int64
 	measureEnd int64
 
-	// Routing policy (nil outPend without one).
+	// Per-hop routing (nil outPend without a policy).
+	router     Router
+	hop        Hop
 	swRng      []*rand.Rand // per switch
 	outPend    []int32      // per link: flits routed to it, not yet sent
-	cand, alt  []int32
-	altT       []int32
 	misrouted  int64
 	vcOverflow int64
 	hopSum     int64
@@ -221,15 +215,11 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 	if n.pol != nil {
 		s.outPend = make([]int32, L)
 		s.swRng = make([]*rand.Rand, S)
-		deg := int32(0)
 		for i := range s.swRng {
 			s.swRng[i] = rand.New(rand.NewPCG(opt.Seed^0x5851f42d4c957f2d, 0xda942042e4dd58b5*uint64(i+1)))
-			deg = max(deg, n.swOutOff[i+1]-n.swOutOff[i])
 		}
-		// Candidate scratch: a switch's ports, once per target group.
-		s.cand = make([]int32, 0, deg)
-		s.alt = make([]int32, 0, deg*(n.pol.ng+1))
-		s.altT = make([]int32, 0, deg*(n.pol.ng+1))
+		s.router = n.pol.p.NewRouter()
+		s.hop.s = s
 	}
 	return s
 }

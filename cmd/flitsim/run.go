@@ -249,7 +249,7 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	if len(specs) != 1 {
 		return fmt.Errorf("--policy: run takes one policy, got %d (sweep compares several)", len(specs))
 	}
-	if n, err = rf.pf.apply(n, l, specs[0]); err != nil {
+	if n, err = specs[0].Apply(n, rf.pf.env(l)); err != nil {
 		return err
 	}
 	tr, err := rf.workload(l, n)
@@ -257,7 +257,7 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 		return err
 	}
 	var b *flitsim.Bound
-	if !rf.noBound && rf.pf.plain(specs[0]) { // the bound walks the LFT paths
+	if !rf.noBound && specs[0].Plain() { // the bound walks the LFT paths
 		if b, err = n.Bound(tr, rf.seed); err != nil {
 			return err
 		}

@@ -173,7 +173,7 @@ type plan struct {
 type netSpec struct {
 	label  string
 	engine engineSpec
-	policy string
+	policy flitsim.PolicySpec
 }
 
 func (sf *sweepFlags) plan() (*plan, error) {
@@ -216,8 +216,8 @@ func (sf *sweepFlags) plan() (*plan, error) {
 	for _, e := range engines {
 		for _, sp := range specs {
 			ns := netSpec{label: e.label, engine: e, policy: sp}
-			if len(specs) > 1 || sp != "lft" {
-				ns.label += "@" + sp
+			if len(specs) > 1 || sp.Spec != "lft" {
+				ns.label += "@" + sp.Spec
 			}
 			pl.nets = append(pl.nets, ns)
 			labels = append(labels, ns.label)
@@ -303,7 +303,7 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 		}
 		n, err := rt.n, rt.err
 		if err == nil {
-			n, err = sf.rf.pf.apply(n, l, ns.policy)
+			n, err = ns.policy.Apply(n, sf.rf.pf.env(l))
 		}
 		if err == nil {
 			tr, err = sf.rf.workload(l, n)
@@ -312,7 +312,7 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 			}
 		}
 		var b *flitsim.Bound
-		if err == nil && sf.rf.pf.plain(ns.policy) { // the bound walks the LFT paths
+		if err == nil && ns.policy.Plain() { // the bound walks the LFT paths
 			b, err = n.Bound(tr, sf.rf.seed)
 		}
 		if err != nil {

@@ -131,7 +131,7 @@ func Audit(c *Cube, v Variant, sc Scheme) (*AuditResult, error) {
 				continue
 			}
 			visited[st] = true
-			for _, h := range r.next(v, st.u, st.mode, st.quad) {
+			for _, h := range r.next(nil, st.u, st.mode, st.quad) {
 				if h.p <= 0 {
 					continue
 				}
