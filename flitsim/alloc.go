@@ -175,60 +175,14 @@ func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
 // allocSwitch runs switch allocation and forwards the granted flits.
 func (s *sim) allocSwitch(ins []int32) bool {
 	moved, wait := false, false
-	islip := s.cfg.Allocator == ISLIP
-	vmask := int32(1)<<s.vs - 1
-	nowFP := s.now << 10
 	for it := 0; it < s.its; it++ {
 		s.tick++
-		tick := s.tick
-		s.lkList = s.lkList[:0]
-		for _, li := range ins {
-			if s.inUsed[li] == s.now {
-				continue
-			}
-			ready := uint32(0)
-			for m := s.actMask[li]; m != 0; m &= m - 1 {
-				vl := int32(bits.TrailingZeros32(m))
-				e := s.iv[li<<s.vs|vl].active
-				if s.en[e].arr <= s.en[e].sent {
-					continue
-				}
-				ov := s.en[e].out
-				if s.ov[ov].credits <= 0 {
-					continue
-				}
-				if s.freeAt[ov>>s.vs] > nowFP {
-					wait = true
-					continue
-				}
-				ready |= 1 << vl
-			}
-			if s.vct && s.inLock[li] >= 0 {
-				ready &= 1 << s.inLock[li] // the packet in progress keeps the input
-			}
-			if ready == 0 {
-				continue
-			}
-			if !islip {
-				rot := bits.RotateLeft32(ready, -int(s.saPtr[li]))
-				ready = 1 << ((int(s.saPtr[li]) + bits.TrailingZeros32(rot)) & 31)
-			}
-			for r := ready; r != 0; r &= r - 1 {
-				ivc := li<<s.vs | int32(bits.TrailingZeros32(r))
-				ov := s.en[s.iv[ivc].active].out
-				lo := ov >> s.vs
-				if s.lkTick[lo] != tick {
-					s.lkTick[lo], s.lkMask[lo] = tick, 0
-					s.lkList = append(s.lkList, lo)
-				}
-				s.lkMask[lo] |= 1 << uint32(ov&vmask)
-				s.ovBest[ov] = ivc
-			}
-		}
+		wait = s.saRequests(ins) || wait
 		if len(s.lkList) == 0 {
 			break
 		}
-		if !islip {
+		if s.cfg.Allocator != ISLIP {
+			vmask := int32(1)<<s.vs - 1
 			for _, lo := range s.lkList {
 				c, ok := s.pickOut(lo)
 				if !ok {
@@ -241,37 +195,99 @@ func (s *sim) allocSwitch(ins []int32) bool {
 			}
 			break
 		}
-		// iSLIP: every output grants one VL; every input accepts the grant
-		// of the VL closest after its pointer.
-		s.grants = s.grants[:0]
-		for _, lo := range s.lkList {
-			c, ok := s.pickOut(lo)
-			if !ok {
-				continue
-			}
-			ivc := s.ovBest[lo<<s.vs|int32(c.vl)]
-			li := ivc >> s.vs
-			g := saGrant{ivc: ivc, c: c, ready: s.lkMask[lo]}
-			if s.ivTick[li] != tick {
-				s.ivTick[li], s.ivBest[li] = tick, int32(len(s.grants))
-				s.grants = append(s.grants, g)
-				continue
-			}
-			b := &s.grants[s.ivBest[li]]
-			ptr := int32(s.saPtr[li])
-			if rrKey(ivc&vmask, ptr, 32) < rrKey(b.ivc&vmask, ptr, 32) {
-				*b = g
-			}
-		}
-		for _, g := range s.grants {
-			if it == 0 {
-				s.saPtr[g.ivc>>s.vs] = uint8(g.ivc&vmask) + 1
-			}
-			s.forward(g.ivc, g.c, g.ready)
-			moved = true
-		}
+		moved = s.islipGrants(it) || moved
 	}
 	return moved || wait
+}
+
+// saRequests collects, per output link, the input VLs of ins ready to
+// send a flit on it (s.lkList, s.lkMask, s.ovBest for this tick); round
+// robin leaves one VL per input. It reports whether a VL waits only for
+// its output link's bandwidth.
+func (s *sim) saRequests(ins []int32) (wait bool) {
+	tick := s.tick
+	vmask := int32(1)<<s.vs - 1
+	nowFP := s.now << 10
+	s.lkList = s.lkList[:0]
+	for _, li := range ins {
+		if s.inUsed[li] == s.now {
+			continue
+		}
+		ready := uint32(0)
+		for m := s.actMask[li]; m != 0; m &= m - 1 {
+			vl := int32(bits.TrailingZeros32(m))
+			e := s.iv[li<<s.vs|vl].active
+			if s.en[e].arr <= s.en[e].sent {
+				continue
+			}
+			ov := s.en[e].out
+			if s.ov[ov].credits <= 0 {
+				continue
+			}
+			if s.freeAt[ov>>s.vs] > nowFP {
+				wait = true
+				continue
+			}
+			ready |= 1 << vl
+		}
+		if s.vct && s.inLock[li] >= 0 {
+			ready &= 1 << s.inLock[li] // the packet in progress keeps the input
+		}
+		if ready == 0 {
+			continue
+		}
+		if s.cfg.Allocator != ISLIP {
+			rot := bits.RotateLeft32(ready, -int(s.saPtr[li]))
+			ready = 1 << ((int(s.saPtr[li]) + bits.TrailingZeros32(rot)) & 31)
+		}
+		for r := ready; r != 0; r &= r - 1 {
+			ivc := li<<s.vs | int32(bits.TrailingZeros32(r))
+			ov := s.en[s.iv[ivc].active].out
+			lo := ov >> s.vs
+			if s.lkTick[lo] != tick {
+				s.lkTick[lo], s.lkMask[lo] = tick, 0
+				s.lkList = append(s.lkList, lo)
+			}
+			s.lkMask[lo] |= 1 << uint32(ov&vmask)
+			s.ovBest[ov] = ivc
+		}
+	}
+	return wait
+}
+
+// islipGrants is one iSLIP round: every output grants one VL; every input
+// accepts the grant of the VL closest after its pointer (pointers move in
+// the first round only). It reports whether a flit moved.
+func (s *sim) islipGrants(it int) bool {
+	tick := s.tick
+	vmask := int32(1)<<s.vs - 1
+	s.grants = s.grants[:0]
+	for _, lo := range s.lkList {
+		c, ok := s.pickOut(lo)
+		if !ok {
+			continue
+		}
+		ivc := s.ovBest[lo<<s.vs|int32(c.vl)]
+		li := ivc >> s.vs
+		g := saGrant{ivc: ivc, c: c, ready: s.lkMask[lo]}
+		if s.ivTick[li] != tick {
+			s.ivTick[li], s.ivBest[li] = tick, int32(len(s.grants))
+			s.grants = append(s.grants, g)
+			continue
+		}
+		b := &s.grants[s.ivBest[li]]
+		ptr := int32(s.saPtr[li])
+		if rrKey(ivc&vmask, ptr, 32) < rrKey(b.ivc&vmask, ptr, 32) {
+			*b = g
+		}
+	}
+	for _, g := range s.grants {
+		if it == 0 {
+			s.saPtr[g.ivc>>s.vs] = uint8(g.ivc&vmask) + 1
+		}
+		s.forward(g.ivc, g.c, g.ready)
+	}
+	return len(s.grants) > 0
 }
 
 // pickOut runs the VL arbitration of output link lo among the VLs

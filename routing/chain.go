@@ -16,6 +16,9 @@ type Attempt struct {
 	Engine string
 	Err    error       // nil for the attempt that succeeded
 	Report *cdg.Report // verifier report when the engine produced tables
+	// Rejected holds the tables the verifier refused (nil otherwise), for
+	// callers that study unsafe routings (flitsim run --unsafe).
+	Rejected *lft.Routing
 	// Route and Verify are the time the engine took and the time the
 	// verifier took (0 when it did not run).
 	Route, Verify time.Duration
@@ -62,7 +65,7 @@ func RouteChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 			} else {
 				err = fmt.Errorf("%s: tables fail verification: %w", e.Name(), err)
 			}
-			attempts = append(attempts, Attempt{Engine: e.Name(), Err: err, Report: rep, Route: took, Verify: verify})
+			attempts = append(attempts, Attempt{Engine: e.Name(), Err: err, Report: rep, Rejected: r, Route: took, Verify: verify})
 			errs = append(errs, err)
 			continue
 		}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/defaults"
@@ -134,38 +133,29 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 	return l, nil
 }
 
-// route runs the engine chain. With --unsafe the first engine that
-// produces tables wins even if the verifier rejects them (a warning says
-// why), so that deadlock-prone routings can be simulated.
+// route routes the fabric with the engine chain and verifies the result
+// (routing.RouteChain). With --unsafe the first engine that produced
+// tables wins even when the verifier refused them (a warning says why),
+// so that deadlock-prone routings can be simulated.
 func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*lft.Routing, error) {
 	engines, err := routing.ParseChain(ff.engines)
 	if err != nil {
 		return nil, err
 	}
 	opt := routing.Options{MaxVLs: ff.vls, Seed: ff.seed, Root: ff.root}
-	if !ff.unsafe {
-		r, _, attempts, err := routing.RouteChain(ctx, g, engines, opt)
-		for _, a := range attempts {
-			if a.Err != nil {
-				fmt.Fprintf(w, "%s: %v\n", a.Engine, a.Err)
+	r, _, attempts, err := routing.RouteChain(ctx, g, engines, opt)
+	for _, a := range attempts {
+		switch {
+		case ff.unsafe && a.Rejected != nil:
+			why := errors.Unwrap(a.Err)
+			if why == nil {
+				why = a.Err
 			}
+			fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", a.Engine, why)
+			return a.Rejected, nil
+		case a.Err != nil && !ff.unsafe:
+			fmt.Fprintf(w, "%s: %v\n", a.Engine, a.Err)
 		}
-		return r, err
 	}
-	var errs []error
-	for _, e := range engines {
-		r, err := e.Route(ctx, g, opt.WithDefaults())
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if r.Engine == "" {
-			r.Engine = e.Name()
-		}
-		if _, verr := cdg.Verify(g, r, cdg.Options{MaxVLs: max(ff.vls, r.NumVLs)}); verr != nil {
-			fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", e.Name(), verr)
-		}
-		return r, nil
-	}
-	return nil, fmt.Errorf("no engine produced tables: %w", errors.Join(errs...))
+	return r, err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nuesm/nuesm/flitsim"
-	"github.com/nuesm/nuesm/internal/atomicfile"
 	"github.com/nuesm/nuesm/routing"
 )
 
@@ -195,20 +193,13 @@ func (rf *runFlags) workload(l *loaded, n *flitsim.Network) (flitsim.Traffic, er
 		}
 		tr.Groups = l.groups
 	case flitsim.IO:
-		if rf.ioEvery < 2 {
-			return tr, fmt.Errorf("--io-every %d, expected >= 2", rf.ioEvery)
-		}
-		tr.IONode = make([]int32, n.NumNodes())
-		for i := range tr.IONode {
-			tr.IONode[i] = int32(i - i%rf.ioEvery)
-			if i%rf.ioEvery == 0 {
-				tr.IONode[i] = -1
-			}
-		}
 		if rf.roles != "" {
-			if tr.IONode, err = rolesIONodes(rf.roles, n); err != nil {
-				return tr, err
-			}
+			tr.IONode, err = rolesIONodes(rf.roles, n)
+		} else {
+			tr.IONode, err = n.IONodesEvery(rf.ioEvery)
+		}
+		if err != nil {
+			return tr, err
 		}
 		tr.Classes = []flitsim.Class{{}, {MessagePackets: rf.ioPackets, VLOffset: rf.ioVLOffset}}
 	}
@@ -302,18 +293,10 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	return nil
 }
 
+// writeJSON writes v to path, "-" for stdout.
 func writeJSON(stdout io.Writer, path string, v any) error {
-	enc := func(w io.Writer) error {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		e.SetEscapeHTML(false)
-		return e.Encode(v)
-	}
 	if path == "-" {
-		return enc(stdout)
+		return flitsim.EncodeJSON(stdout, v)
 	}
-	if err := atomicfile.WriteFile(path, enc, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return flitsim.WriteJSONFile(path, v)
 }

@@ -22,18 +22,7 @@ import (
 	"github.com/nuesm/nuesm/flitsim"
 )
 
-// engines returns the engines of rows in first-appearance order.
-func engines(rows []flitsim.Row) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range rows {
-		if !seen[r.Engine] {
-			seen[r.Engine] = true
-			out = append(out, r.Engine)
-		}
-	}
-	return out
-}
+func engines(rows []flitsim.Row) []string { return flitsim.RowEngines(rows) }
 
 // meanBy averages v(r) over the seeds of each (engine, load); loads come
 // in first-appearance order. Deadlocked rows are left out.

@@ -109,6 +109,16 @@ func recogniseNova(g *fabric.Graph, engine string) (*novaShape, error) {
 			t.jumpTo[s] = t.grid[p]
 		}
 	}
+	if err := t.cables(g, engine); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// cables records the port of every ring and jump-over cable and refuses
+// any other cable, a missing one, or a cube without jumps.
+func (t *novaShape) cables(g *fabric.Graph, engine string) error {
+	S := g.NumSwitches()
 	jumps := 0
 	for c := 0; c < g.NumChannels(); c++ {
 		a, b := g.Tail[c], g.Head[c]
@@ -125,25 +135,25 @@ func recogniseNova(g *fabric.Graph, engine string) (*novaShape, error) {
 			}
 			continue
 		}
-		return nil, routing.NotApplicable(engine, "cable %s-%s (%q port %d) is neither a torus nor a jump-over link",
+		return routing.NotApplicable(engine, "cable %s-%s (%q port %d) is neither a torus nor a jump-over link",
 			t.label(a), t.label(b), g.SwitchName(a), g.OutPort[c])
 	}
 	if jumps == 0 {
-		return nil, routing.NotApplicable(engine, "no jump-over links: a torus, not a NovaCube (use dor)")
+		return routing.NotApplicable(engine, "no jump-over links: a torus, not a NovaCube (use dor)")
 	}
 	for s := int32(0); int(s) < S; s++ {
 		for i := 0; i < t.n; i++ {
 			for dir := dirPlus; dir <= dirMinus; dir++ {
 				if t.portOf(s, i, dir) == 0 {
-					return nil, routing.NotApplicable(engine, "link of %s in dimension %d missing: PORA tables do not route around failures", t.label(s), i)
+					return routing.NotApplicable(engine, "link of %s in dimension %d missing: PORA tables do not route around failures", t.label(s), i)
 				}
 			}
 		}
 		if t.jumpTo[s] >= 0 && t.jump[s] == 0 {
-			return nil, routing.NotApplicable(engine, "jump-over link %s-%s missing", t.label(s), t.label(t.jumpTo[s]))
+			return routing.NotApplicable(engine, "jump-over link %s-%s missing", t.label(s), t.label(t.jumpTo[s]))
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // neighbour reports whether b is a ring neighbour of a: the dimension and
