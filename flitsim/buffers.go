@@ -85,6 +85,7 @@ func (s *sim) release(ivc, e int32) {
 func (s *sim) sink(ev *event) {
 	s.wh.push(s.now+s.lat, event{link: ev.link, vl: ev.vl, kind: evCredit})
 	s.inNet--
+	s.st.delivered++
 	s.lastMove = s.now
 	if s.st.measuring {
 		pk := &s.pk[ev.pkt]

@@ -47,6 +47,7 @@ func (s *sim) initSources() {
 		s.nicMark[i] = -1
 	}
 	s.seq = make([]int64, N)
+	s.queued = make([]int32, N)
 	s.sentMsgs = make([]int32, N)
 	s.rngs = make([]*rand.Rand, N)
 	for i := range s.rngs {
@@ -81,7 +82,11 @@ func (s *sim) generate() {
 			return
 		}
 		dst, class := s.w.dest(src, s.rngs[src])
-		s.newMessage(src, dst, class, 0)
+		if np := int32(s.w.classes[class].MessagePackets); s.opt.SourceQueue > 0 && !s.finite && s.queued[src]+np > int32(s.opt.SourceQueue) {
+			s.refuse(class, np)
+		} else {
+			s.newMessage(src, dst, class, 0)
+		}
 		s.sentMsgs[src]++
 		if limit > 0 && s.sentMsgs[src] >= limit {
 			s.heap.pop()
@@ -89,6 +94,27 @@ func (s *sim) generate() {
 		}
 		s.nextT[src] += s.ia[src].gap(s.rngs[src])
 		s.heap.replaceTop(max(int64(math.Ceil(s.nextT[src])), s.now))
+	}
+}
+
+// refuse counts a message of np packets a full source queue refuses (in
+// the window, its flits count as offered) and, with
+// RunOptions.StopUnstable after the warm-up, ends the run.
+func (s *sim) refuse(class uint8, np int32) {
+	st := &s.st
+	st.refused++
+	if st.measuring {
+		f := int64(np) * int64(s.P)
+		st.refusedFlits += f
+		st.offered += f
+		st.classes[class].offered += f
+	}
+	if s.opt.StopUnstable && st.started && !st.earlyStop {
+		st.earlyStop = true
+		if st.measuring {
+			st.stop(s.now)
+		}
+		s.done = true
 	}
 }
 
@@ -126,6 +152,8 @@ func (s *sim) newMessage(src, dst int32, class uint8, phase int32) {
 		s.seq[src]++
 		q.push(p)
 	}
+	s.queued[src] += np
+	s.st.created += int64(np) * int64(s.P)
 	s.nicMask[src] |= 1 << injVL
 	s.wakeNIC(src)
 	if measured {
@@ -222,6 +250,7 @@ func (s *sim) inject(i int32) bool {
 	}
 	s.nicSent[qi] = 0
 	q.pop()
+	s.queued[i]--
 	if q.n == 0 {
 		s.nicMask[i] &^= 1 << c.vl
 	}

@@ -136,6 +136,7 @@ type sim struct {
 	nextT      []float64
 	sentMsgs   []int32
 	seq        []int64
+	queued     []int32 // per node: packets waiting at the source
 	heap       arrivals
 	shift      *shiftState
 	finite     bool

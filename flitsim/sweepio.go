@@ -140,11 +140,11 @@ func RowEngines(rows []Row) []string {
 }
 
 // WriteBest prints per engine the best accepted throughput of a sweep,
-// its load, the bounds, the deadlocked runs and why an engine was not
-// simulated.
+// its load, the bounds, the load where it saturates (SaturationLoad), the
+// deadlocked runs and why an engine was not simulated.
 func WriteBest(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "engine\tbest accepted\tat load\tbound\tcompletion\tcompletion bound\tdeadlocks\tnote")
+	fmt.Fprintln(tw, "engine\tbest accepted\tat load\tbound\tsaturates at\tcompletion\tcompletion bound\tdeadlocks\tnote")
 	for _, e := range RowEngines(rows) {
 		var best Row
 		dead, note := 0, ""
@@ -163,7 +163,14 @@ func WriteBest(w io.Writer, rows []Row) error {
 		if len(note) > 90 {
 			note = note[:87] + "..."
 		}
-		fmt.Fprintf(tw, "%s\t%.4f\t%g\t%.4f\t%d\t%.0f\t%d\t%s\n", e, best.Accepted, best.Load, best.Bound, best.Completion, best.CompletionBound, dead, note)
+		sat := "-"
+		if best.Pattern != Shift.String() && note == "" {
+			sat = "stable throughout"
+			if l, ok := SaturationLoad(rows, e); ok {
+				sat = fmt.Sprintf("load %g", l)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.4f\t%g\t%.4f\t%s\t%d\t%.0f\t%d\t%s\n", e, best.Accepted, best.Load, best.Bound, sat, best.Completion, best.CompletionBound, dead, note)
 	}
 	return tw.Flush()
 }

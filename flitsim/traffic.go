@@ -10,7 +10,9 @@ type Pattern uint8
 
 const (
 	// Uniform sends every message to a node drawn uniformly among the
-	// others.
+	// others: a node never sends to itself (BookSim2's uniform includes
+	// the source, so at N nodes its network carries (N−1)/N of the
+	// offered load; bench/flitsim/booksim.md accounts for it).
 	Uniform Pattern = iota
 	// Shift is the finite all-to-all shift exchange of the thesis: node i
 	// sends one message to (i+s) mod N for s = 1..N-1, one phase after

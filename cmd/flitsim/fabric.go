@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/defaults"
@@ -53,6 +54,7 @@ func load(ctx context.Context, w io.Writer, args []string, ff fabricFlags) (*loa
 		l.r, err = lft.ReadTableSet(ff.lfts, l.g, lft.ReadOptions{})
 		if err == nil {
 			l.r.Engine = "tables " + ff.lfts
+			err = checkTables(w, l, ff)
 		}
 	} else {
 		l.r, err = route(ctx, w, l.g, ff)
@@ -131,6 +133,22 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 	}
 	l.g = g
 	return l, nil
+}
+
+// checkTables verifies tables read with --lfts as engine output is
+// verified (cdg.Verify: delivery, no loops, acyclic CDG per VL) and
+// refuses tables that fail, unless --unsafe, which simulates them after a
+// warning (to watch their deadlocks).
+func checkTables(w io.Writer, l *loaded, ff fabricFlags) error {
+	_, err := cdg.Verify(l.g, l.r, cdg.Options{})
+	switch {
+	case err == nil:
+		return nil
+	case ff.unsafe:
+		fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", ff.lfts, err)
+		return nil
+	}
+	return fmt.Errorf("%s: tables fail verification (give --unsafe to simulate them anyway): %w", ff.lfts, err)
 }
 
 // route routes the fabric with the engine chain and verifies the result

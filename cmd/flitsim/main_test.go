@@ -145,3 +145,38 @@ func TestRunErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTablesCyclic: --lfts tables with a cyclic CDG are refused, and
+// simulated after a warning with --unsafe (where they deadlock).
+func TestRunTablesCyclic(t *testing.T) {
+	dir := t.TempDir()
+	tp, err := topo.Ring(5, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := filepath.Join(dir, "ring.topo")
+	if err := ibnetdiscover.WriteFile(fab, tp.Fabric); err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := routing.Lookup("minhop")
+	r, err := e.Route(context.Background(), g, routing.Options{MaxVLs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lft.WriteOpenSMLFTsFile(filepath.Join(dir, "opensm-lfts.dump"), g, r); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", fab, "--lfts", dir, "--traffic", "uniform", "--load", "1", "--queueing", "fifo",
+		"--packet-flits", "4", "--buffer-flits", "4", "--cycles", "20000", "--deadlock-window", "500"}
+	if _, _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "fail verification") || !strings.Contains(err.Error(), "--unsafe") {
+		t.Errorf("cyclic tables: %v", err)
+	}
+	_, stderr, err := run(t, append(args, "--unsafe")...)
+	if !errors.Is(err, flitsim.ErrDeadlock) || !strings.Contains(stderr, "warning: "+dir) {
+		t.Errorf("--unsafe: %v, stderr %q", err, stderr)
+	}
+}

@@ -43,6 +43,8 @@ type runFlags struct {
 	seed                  uint64
 	warmup, cycles, drain int64
 	maxCycles, window     int64
+	sourceQueue           int
+	stopUnstable          bool
 	jsonOut               string
 	busiest               int
 	noBound               bool
@@ -59,8 +61,16 @@ func newRunCmd() *cobra.Command {
 tables with --lfts, simulate the workload and print throughput (offered and
 accepted, per node and as a fraction of the link bandwidth), latency (mean,
 p50, p99; per class), VL buffer occupancy and the busiest links, next to the
-analytic saturation bound of the routing for the pattern. A deadlock stops
-the run; the cycle of blocked buffers is printed and the exit status is 1.
+analytic saturation bound of the routing for the pattern. Every figure is
+over the measurement window; the verdict says whether the network accepted
+the offered load (stable) or not (unstable: a source queue overflowed or
+the window accepted less than 95 % of its offer). A deadlock stops the run;
+the cycle of blocked buffers is printed and the exit status is 1.
+
+Tables read with --lfts are verified as engine output is (delivery, no
+loops, acyclic channel dependencies per VL) and refused when they fail;
+--unsafe simulates them anyway, after a warning. Uniform traffic never
+sends a node's messages to itself.
 
 --policy routes per hop instead of by the LFT: min (least occupied minimal
 port), lar/lar-toward (seed 000 Algorithm 1), val, ugal, conditional (seed
@@ -96,12 +106,12 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&rf.ff.engines, "engine", "nue", "routing engine or fallback chain, e.g. nue,updn")
 	fl.IntVar(&rf.ff.vls, "vls", routing.DefaultMaxVLs, "VL limit for the engine")
 	fl.StringVar(&rf.ff.root, "root", "", "root switch for updn/ftree")
-	fl.StringVar(&rf.ff.lfts, "lfts", "", "read tables instead of routing: a directory written by nuesm route, or an LFT dump")
+	fl.StringVar(&rf.ff.lfts, "lfts", "", "read tables instead of routing: a directory written by nuesm route, or an LFT dump (verified like engine output: refused when cyclic unless --unsafe)")
 	fl.IntVar(&rf.ff.fail.Links, "fail-links", 0, "remove this many switch-to-switch cables before routing")
 	fl.Float64Var(&rf.ff.fail.LinkFraction, "fail-link-fraction", 0, "remove this fraction (0..1) of switch-to-switch cables before routing")
 	fl.Uint64Var(&rf.ff.fail.Seed, "fail-seed", 1, "seed of the failure injection")
 	fl.BoolVar(&rf.ff.fail.SkipCritical, "skip-critical", false, "skip failures that would disconnect hosts (fail-in-place)")
-	fl.BoolVar(&rf.ff.unsafe, "unsafe", false, "simulate the first engine's tables even if the verifier rejects them (to watch deadlocks)")
+	fl.BoolVar(&rf.ff.unsafe, "unsafe", false, "simulate the first engine's tables (or the --lfts tables) even if the verifier rejects them (to watch deadlocks)")
 
 	fl.StringVar(&rf.switching, "switching", "vct", "vct (virtual cut-through) or wormhole")
 	fl.StringVar(&rf.queueing, "queueing", "voq", "input buffer organisation: voq or fifo")
@@ -142,6 +152,8 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.Int64Var(&rf.drain, "drain", 0, "cycles to drain measured packets (0 = --cycles)")
 	fl.Int64Var(&rf.maxCycles, "max-cycles", 10_000_000, "bound of finite runs")
 	fl.Int64Var(&rf.window, "deadlock-window", 2000, "cycles without progress before a buffer counts as blocked (negative: no detection)")
+	fl.IntVar(&rf.sourceQueue, "source-queue", flitsim.DefaultSourceQueue, "packets a source may queue; beyond, messages are refused and the run is unstable (negative: no bound)")
+	fl.BoolVar(&rf.stopUnstable, "stop-unstable", false, "end a run at its first refused message after the warm-up (verdict unstable)")
 	fl.StringVar(&rf.jsonOut, "json", "", "also write the result (and bound) as JSON to FILE (\"-\" for stdout)")
 	fl.IntVar(&rf.busiest, "busiest", 5, "links to list in the table")
 	fl.BoolVar(&rf.noBound, "no-bound", false, "skip the analytic bound (O(N²) for N nodes)")
@@ -206,6 +218,12 @@ func (rf *runFlags) workload(l *loaded, n *flitsim.Network) (flitsim.Traffic, er
 	return tr, nil
 }
 
+// options are the run options of the flags (the seed is the caller's).
+func (rf *runFlags) options() flitsim.RunOptions {
+	return flitsim.RunOptions{Warmup: rf.warmup, Measure: rf.cycles, Drain: rf.drain, MaxCycles: rf.maxCycles,
+		DeadlockWindow: rf.window, SourceQueue: rf.sourceQueue, StopUnstable: rf.stopUnstable}
+}
+
 // output is the JSON document.
 type output struct {
 	Fabric string          `json:"fabric"`
@@ -253,7 +271,8 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 			return err
 		}
 	}
-	opt := flitsim.RunOptions{Seed: rf.seed, Warmup: rf.warmup, Measure: rf.cycles, Drain: rf.drain, MaxCycles: rf.maxCycles, DeadlockWindow: rf.window}
+	opt := rf.options()
+	opt.Seed = rf.seed
 	res, runErr := n.Run(ctx, tr, opt)
 	var dl *flitsim.DeadlockError
 	if runErr != nil && !errors.As(runErr, &dl) {
@@ -268,14 +287,7 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 			res.Policy, res.Misrouted, res.MeanHops, res.VCOverflow)
 	}
 	if b != nil {
-		fmt.Fprintf(out, "bound            saturation at %.4f of link bandwidth (busiest link %s, %.3f flits/cycle per unit load)\n", b.Saturation, b.LinkName, b.MaxLoad)
-		if b.CompletionCycles > 0 {
-			fmt.Fprintf(out, "bound            completion at least %.0f cycles\n", b.CompletionCycles)
-		}
-		if res.Load > 0 && res.OfferedFraction > b.Saturation {
-			fmt.Fprintf(out, "note             offered load beyond the bound: accepted %.1f%% of the bound (mean), %.1f%% (least served source)\n",
-				100*res.AcceptedFraction/b.Saturation, 100*res.AcceptedMin/n.Config().LinkBandwidth/b.Saturation)
-		}
+		b.WriteLines(out, res, n.Config().LinkBandwidth)
 	}
 	if rf.jsonOut != "" {
 		doc := output{Fabric: l.name, Result: res, Bound: b}

@@ -148,7 +148,7 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 			label, l.name, l.g.NumSwitches(), len(l.g.Terms), l.g.NumChannels(), len(pl.Points))
 	}
 	setup := flitsim.SweepSetup{Config: cfg, Env: sf.rf.pf.env(l), BoundSeed: sf.rf.seed, Workers: sf.workers, Log: stderr,
-		Options: flitsim.RunOptions{Warmup: sf.rf.warmup, Measure: sf.rf.cycles, Drain: sf.rf.drain, MaxCycles: sf.rf.maxCycles, DeadlockWindow: sf.rf.window},
+		Options: sf.rf.options(),
 		Route: func(ctx context.Context, e flitsim.EngineSpec) (*lft.Routing, error) {
 			ff := sf.rf.ff
 			ff.engines, ff.vls, ff.seed = e.Name, e.VLs, sf.rf.seed
