@@ -46,10 +46,11 @@ type saGrant struct {
 func (s *sim) switchCycle(sw int32) bool {
 	n := s.n
 	ins := n.swIn[n.swInOff[sw]:n.swInOff[sw+1]]
+	s.stallWait = false
 	if s.swVA[sw] {
-		s.swVA[sw] = s.allocVCs(ins)
+		s.swVA[sw] = s.allocVCs(ins) || s.stallWait
 	}
-	return s.allocSwitch(ins)
+	return s.allocSwitch(ins) || s.stallWait
 }
 
 // allocVCs runs VC allocation; it reports whether some eligible proposal
@@ -74,7 +75,7 @@ func (s *sim) allocVCs(ins []int32) bool {
 			}
 		}
 		if len(s.reqs) == 0 {
-			return false
+			return s.stallWait
 		}
 		// Each output VC picks the proposal closest after its pointer.
 		s.ovList = s.ovList[:0]
@@ -145,6 +146,12 @@ func (s *sim) vcRequests(ivc, inKey int32, all bool) {
 			}
 			s.seen[lo] = stamp
 		}
+		if !s.routed(e) {
+			if !s.voq {
+				break
+			}
+			continue
+		}
 		if s.ov[ov].owner < 0 && (!s.vct || s.ov[ov].credits >= s.P) {
 			q := vaReq{ivc: ivc, e: e, ov: ov, inKey: inKey, pos: pos}
 			if all {
@@ -160,6 +167,25 @@ func (s *sim) vcRequests(ivc, inKey int32, all bool) {
 	if best.e >= 0 {
 		s.reqs = append(s.reqs, best)
 	}
+}
+
+// routed reports whether candidate entry e has spent Config.RouteStall
+// cycles in route computation and VC allocation since it first became a
+// candidate (BookSim2's routing_delay + vc_alloc_delay: the input VC
+// starts nothing new meanwhile); otherwise it marks the switch to run
+// again.
+func (s *sim) routed(e int32) bool {
+	if s.cfg.RouteStall == 0 {
+		return true
+	}
+	if s.en[e].ready < 0 {
+		s.en[e].ready = s.now + int64(s.cfg.RouteStall)
+	}
+	if s.now < s.en[e].ready {
+		s.stallWait = true
+		return false
+	}
+	return true
 }
 
 func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
@@ -329,7 +355,7 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	s.st.occAdd(s.now, vl, -1, 0)
 	s.iv[ivc].stuck = s.now
 	s.inUsed[li] = s.now
-	s.wh.push(s.now+s.lat, event{link: li, vl: vl, kind: evCredit})
+	s.wh.push(s.now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
 	s.ov[ov].credits--
 	if s.outPend != nil {
 		s.outPend[lo]--

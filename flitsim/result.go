@@ -65,6 +65,8 @@ type Result struct {
 	// AcceptedBytes is Accepted in bytes per cycle per source.
 	AcceptedBytes float64 `json:"accepted_bytes_per_cycle"`
 
+	// NsPerCycle is Config.NsPerCycle (0: no conversion).
+	NsPerCycle     float64      `json:"ns_per_cycle,omitempty"`
 	Latency        LatencyStats `json:"latency"`
 	NetworkLatency LatencyStats `json:"network_latency"`
 	MessageLatency LatencyStats `json:"message_latency"`
@@ -164,7 +166,7 @@ func (s *sim) result() *Result {
 		Allocator: s.cfg.Allocator.String(), VLs: n.vls, Nodes: n.NumNodes(), Sources: s.w.sources,
 		Cycles: s.now, WindowStart: st.start, WindowCycles: st.end - st.start,
 		OfferedFlits: st.offered, AcceptedFlits: st.accepted, BacklogStart: st.backlogStart, BacklogEnd: st.backlogEnd,
-		RefusedFlits: st.refusedFlits, Refused: st.refused,
+		RefusedFlits: st.refusedFlits, Refused: st.refused, NsPerCycle: s.cfg.NsPerCycle,
 		Offered: float64(st.offered) / float64(win) / src, Accepted: float64(st.accepted) / float64(win) / src,
 		Unfinished: s.outstand, FlitHops: s.flitHops, Deadlock: s.deadlock,
 	}
@@ -275,7 +277,11 @@ func (r *Result) WriteTable(w io.Writer, busiest int) error {
 		}
 	}
 	lat := func(l LatencyStats) string {
-		return fmt.Sprintf("mean %.1f, p50 %d, p99 %d, max %d (%d samples)", l.Mean, l.P50, l.P99, l.Max, l.Count)
+		s := fmt.Sprintf("mean %.1f, p50 %d, p99 %d, max %d (%d samples)", l.Mean, l.P50, l.P99, l.Max, l.Count)
+		if r.NsPerCycle > 0 {
+			s += fmt.Sprintf("; mean %.0f ns, p99 %.0f ns", l.Mean*r.NsPerCycle, float64(l.P99)*r.NsPerCycle)
+		}
+		return s
 	}
 	row("latency", "%s", lat(r.Latency))
 	row("network latency", "%s", lat(r.NetworkLatency))

@@ -57,6 +57,7 @@ type entry struct {
 	arr, sent  int32 // flits arrived, flits forwarded
 	out        int32 // output VC (link<<vs | VL) of the next hop
 	next, prev int32
+	ready      int64 // cycle its route stall ends (Config.RouteStall), -1 not begun
 }
 
 // sim is the state of one run. Indices: an output VC or input VC is
@@ -77,7 +78,6 @@ type sim struct {
 	vct  bool
 	voq  bool
 	its  int
-	lat  int64
 	now  int64
 	done bool
 
@@ -121,6 +121,7 @@ type sim struct {
 
 	swMark     []int64
 	swVA       []bool // VC allocation may grant something new at the switch
+	stallWait  bool   // the switch has a candidate in its route stall
 	active     []int32
 	nextActive []int32
 
@@ -169,7 +170,7 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 		n: n, cfg: cfg, w: w, opt: opt, arb: newArbiter(cfg), ctx: ctx,
 		vs: n.vshift, V: int32(n.vls), P: int32(cfg.PacketFlits), E: int32(cfg.BufferFlits/cfg.PacketFlits) + 2,
 		gap: cfg.gap(), vct: cfg.Switching == VirtualCutThrough, voq: cfg.Queueing == VOQ,
-		its: cfg.Iterations, lat: int64(cfg.LinkLatency),
+		its: cfg.Iterations,
 	}
 	L := int(n.nLinks)
 	NV := L << s.vs
@@ -204,7 +205,7 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 	for i := range s.swMark {
 		s.swMark[i] = -1
 	}
-	maxDelay := cfg.LinkLatency + cfg.PipelineDelay
+	maxDelay := cfg.maxLatency() + cfg.PipelineDelay
 	s.wh = newWheel(maxDelay)
 	s.initSources()
 	s.st.init(s)

@@ -21,7 +21,10 @@ type runFlags struct {
 	switching, queueing, allocator string
 	iterations                     int
 	packetFlits, flitBytes, buffer int
-	linkLatency, pipeline          int
+	pipeline, routeStall           int
+	linkLatency, globalLatency     string
+	injectLatency                  string
+	linkGbps                       float64
 	bandwidth                      float64
 	simVLs                         int
 	arbHigh, arbLow                string
@@ -120,8 +123,12 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&rf.packetFlits, "packet-flits", 8, "packet size (MTU) in flits")
 	fl.IntVar(&rf.flitBytes, "flit-bytes", 256, "flit size in bytes (for reporting and VL arbitration weights)")
 	fl.IntVar(&rf.buffer, "buffer-flits", 0, "input buffer depth per VL in flits (0 = 4 packets)")
-	fl.IntVar(&rf.linkLatency, "link-latency", 1, "link latency in cycles")
-	fl.IntVar(&rf.pipeline, "pipeline-delay", 0, "switch pipeline delay in cycles")
+	fl.StringVar(&rf.linkLatency, "link-latency", "1", "link latency: cycles, or nanoseconds as 40ns (needs --link-gbps)")
+	fl.StringVar(&rf.globalLatency, "global-latency", "", "latency of channels between switch groups (Dragonfly global cables): cycles or ns; default --link-latency")
+	fl.StringVar(&rf.injectLatency, "inject-latency", "", "latency of the links between nodes and switches: cycles or ns; default --link-latency")
+	fl.Float64Var(&rf.linkGbps, "link-gbps", 0, "link rate in Gb/s: converts ns to cycles (a cycle carries one flit) and reports latencies in ns")
+	fl.IntVar(&rf.pipeline, "pipeline-delay", 0, "switch pipeline delay in cycles (latency only)")
+	fl.IntVar(&rf.routeStall, "route-stall", 0, "cycles a packet spends in route computation and VC allocation, blocking its input VC (BookSim2's routing_delay + vc_alloc_delay)")
 	fl.Float64Var(&rf.bandwidth, "bandwidth", 1, "link bandwidth in flits per cycle, (0, 1]")
 	fl.IntVar(&rf.simVLs, "sim-vls", 0, "VLs to simulate (0 = what the routing uses)")
 	fl.StringVar(&rf.arbHigh, "vlarb-high", "", "high-priority VL arbitration table, VL:weight list, e.g. 0:255")
@@ -160,7 +167,41 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	rf.pf.register(fl)
 }
 
-func (rf *runFlags) config() (flitsim.Config, error) {
+// latencies sets the link latency classes of cfg (l's groups for the
+// global class).
+func (rf *runFlags) latencies(cfg *flitsim.Config, l *loaded) error {
+	if rf.linkGbps < 0 {
+		return fmt.Errorf("--link-gbps %g, expected > 0", rf.linkGbps)
+	}
+	ns := 0.0
+	if rf.linkGbps > 0 {
+		ns = flitsim.NsPerCycle(max(rf.flitBytes, 1), rf.linkGbps)
+	}
+	cfg.NsPerCycle = ns
+	var err error
+	if cfg.LinkLatency, err = flitsim.ParseCycles(rf.linkLatency, ns); err != nil {
+		return fmt.Errorf("--link-latency: %w", err)
+	}
+	if rf.injectLatency != "" {
+		if cfg.InjectLatency, err = flitsim.ParseCycles(rf.injectLatency, ns); err != nil {
+			return fmt.Errorf("--inject-latency: %w", err)
+		}
+	}
+	if rf.globalLatency == "" {
+		return nil
+	}
+	global, err := flitsim.ParseCycles(rf.globalLatency, ns)
+	if err != nil {
+		return fmt.Errorf("--global-latency: %w", err)
+	}
+	if l.groups == nil {
+		return fmt.Errorf("--global-latency needs switch groups: generate the fabric with --gen (dragonfly, rsi…)")
+	}
+	cfg.ChannelLatency, err = flitsim.GroupLatencies(l.g, l.groups, cfg.LinkLatency, global)
+	return err
+}
+
+func (rf *runFlags) config(l *loaded) (flitsim.Config, error) {
 	var cfg flitsim.Config
 	var err error
 	if cfg.Switching, err = flitsim.ParseSwitching(rf.switching); err != nil {
@@ -173,7 +214,10 @@ func (rf *runFlags) config() (flitsim.Config, error) {
 		return cfg, err
 	}
 	cfg.Iterations, cfg.PacketFlits, cfg.FlitBytes, cfg.BufferFlits = rf.iterations, rf.packetFlits, rf.flitBytes, rf.buffer
-	cfg.LinkLatency, cfg.PipelineDelay, cfg.LinkBandwidth, cfg.VLs = rf.linkLatency, rf.pipeline, rf.bandwidth, rf.simVLs
+	cfg.PipelineDelay, cfg.RouteStall, cfg.LinkBandwidth, cfg.VLs = rf.pipeline, rf.routeStall, rf.bandwidth, rf.simVLs
+	if err := rf.latencies(&cfg, l); err != nil {
+		return cfg, err
+	}
 	if rf.arbHigh != "" || rf.arbLow != "" {
 		a := &flitsim.VLArbitration{HighLimit: rf.arbLimit}
 		if a.High, err = flitsim.ParseVLWeights(rf.arbHigh); err != nil {
@@ -243,7 +287,7 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := rf.config()
+	cfg, err := rf.config(l)
 	if err != nil {
 		return err
 	}

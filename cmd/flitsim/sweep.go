@@ -131,11 +131,11 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 		}
 		points = points[sf.point : sf.point+1]
 	}
-	cfg, err := sf.rf.config()
+	l, err := loadFabric(stderr, args, sf.rf.ff)
 	if err != nil {
 		return err
 	}
-	l, err := loadFabric(stderr, args, sf.rf.ff)
+	cfg, err := sf.rf.config(l)
 	if err != nil {
 		return err
 	}
