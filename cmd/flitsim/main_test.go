@@ -180,3 +180,21 @@ func TestRunTablesCyclic(t *testing.T) {
 		t.Errorf("--unsafe: %v, stderr %q", err, stderr)
 	}
 }
+
+// TestRunLinkLoads: --link-loads writes every link's window load as CSV,
+// which flitsim.ReadLinkLoads reads back for nuesm dot.
+func TestRunLinkLoads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loads.csv")
+	if _, _, err := run(t, "run", "--gen", "torus", "--gen-param", "dims=4x4", "--engine", "dor", "--traffic", "transpose",
+		"--load", "0.5", "--cycles", "2000", "--link-loads", path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "link,kind,from,from_port,to,to_port,flits,utilisation" || len(lines) != 1+64+2*16 || !strings.Contains(string(b), `,channel,"torus (0,0)",`) {
+		t.Errorf("link loads:\n%.400s", b)
+	}
+}

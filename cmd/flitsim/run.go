@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nuesm/nuesm/flitsim"
+	"github.com/nuesm/nuesm/internal/atomicfile"
 	"github.com/nuesm/nuesm/routing"
 )
 
@@ -49,6 +50,7 @@ type runFlags struct {
 	sourceQueue           int
 	stopUnstable          bool
 	jsonOut               string
+	linkLoads             string
 	busiest               int
 	noBound               bool
 
@@ -163,6 +165,7 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&rf.stopUnstable, "stop-unstable", false, "end a run at its first refused message after the warm-up (verdict unstable)")
 	fl.StringVar(&rf.jsonOut, "json", "", "also write the result (and bound) as JSON to FILE (\"-\" for stdout)")
 	fl.IntVar(&rf.busiest, "busiest", 5, "links to list in the table")
+	fl.StringVar(&rf.linkLoads, "link-loads", "", "also write every link's load in the window as CSV to FILE (nuesm dot --loads draws it)")
 	fl.BoolVar(&rf.noBound, "no-bound", false, "skip the analytic bound (O(N²) for N nodes)")
 	rf.pf.register(fl)
 }
@@ -332,6 +335,11 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	}
 	if b != nil {
 		b.WriteLines(out, res, n.Config().LinkBandwidth)
+	}
+	if rf.linkLoads != "" {
+		if err := atomicfile.WriteFile(rf.linkLoads, func(w io.Writer) error { return n.WriteLinkLoads(w, res) }, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", rf.linkLoads, err)
+		}
 	}
 	if rf.jsonOut != "" {
 		doc := output{Fabric: l.name, Result: res, Bound: b}

@@ -55,7 +55,7 @@ sweep (byte-identical CSV).`,
 	fl := c.Flags()
 	sf.rf.register(fl)
 	fl.Lookup("engine").Usage = "engines to compare, comma-separated; NAME/K sets the VL limit K (e.g. nue/4)"
-	for _, f := range []string{"json", "busiest", "no-bound", "lfts", "load"} {
+	for _, f := range []string{"json", "busiest", "no-bound", "lfts", "load", "link-loads"} {
 		_ = fl.MarkHidden(f) // run's; a sweep has its own outputs and loads
 	}
 	fl.StringVar(&sf.loads, "loads", "0.1:1:0.1", "offered loads: a list 0.2,0.5 or a range FROM:TO:STEP")

@@ -21,7 +21,7 @@ Examples:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd())
+	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd(), newDotCmd())
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
 	}

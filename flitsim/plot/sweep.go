@@ -31,7 +31,7 @@ func WriteSweep(dir string, doc flitsim.SweepDoc, ext string) error {
 	}
 	if ok[0].Pattern != flitsim.Shift.String() {
 		if p, err := LatencyLoad(ok, title+" — "+ok[0].Pattern); err == nil {
-			if err := Save(p, filepath.Join(dir, "latency."+ext), 16*vg.Centimeter, 11*vg.Centimeter); err != nil {
+			if err := SaveFigure(p, filepath.Join(dir, "latency."+ext), 16*vg.Centimeter, 11*vg.Centimeter); err != nil {
 				return err
 			}
 		}
@@ -40,7 +40,7 @@ func WriteSweep(dir string, doc flitsim.SweepDoc, ext string) error {
 	if err != nil {
 		return err
 	}
-	if err := Save(p, filepath.Join(dir, "throughput."+ext), 16*vg.Centimeter, 11*vg.Centimeter); err != nil {
+	if err := SaveFigure(p, filepath.Join(dir, "throughput."+ext), 16*vg.Centimeter, 11*vg.Centimeter); err != nil {
 		return err
 	}
 	for _, e := range Engines(ok) {
@@ -53,7 +53,7 @@ func WriteSweep(dir string, doc flitsim.SweepDoc, ext string) error {
 			return err
 		}
 		name := "heat-" + strings.NewReplacer("/", "-", " ", "_").Replace(e) + "." + ext
-		if err := Save(h, filepath.Join(dir, name), 14*vg.Centimeter, 13*vg.Centimeter); err != nil {
+		if err := SaveFigure(h, filepath.Join(dir, name), 14*vg.Centimeter, 13*vg.Centimeter); err != nil {
 			return err
 		}
 	}
@@ -71,5 +71,5 @@ func WriteSummary(t *flitsim.SummaryTable, prefix string) error {
 	if err != nil {
 		return err
 	}
-	return Save(p, prefix+"-"+t.Pattern+ext, 24*vg.Centimeter, 11*vg.Centimeter)
+	return SaveFigure(p, prefix+"-"+t.Pattern+ext, 24*vg.Centimeter, 11*vg.Centimeter)
 }
