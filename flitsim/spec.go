@@ -2,6 +2,7 @@ package flitsim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -85,12 +86,7 @@ func RegisterVCParser(parse func(spec string) (VCPolicy, error)) {
 func PolicyNames() []string {
 	registry.Lock()
 	defer registry.Unlock()
-	var out []string
-	for n := range registry.policies {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(registry.policies))
 }
 
 func init() {
@@ -125,12 +121,7 @@ func (env PolicyEnv) Minimal() (Minimal, error) {
 func minimalNames() []string {
 	registry.Lock()
 	defer registry.Unlock()
-	var out []string
-	for n := range registry.minimals {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(registry.minimals))
 }
 
 // ParsePolicies splits a comma-separated list of NAME[+VC] specs and

@@ -7,7 +7,6 @@ import (
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
 )
@@ -23,25 +22,6 @@ func novaGraph(t *testing.T, k, n, hosts int) *fabric.Graph {
 		t.Fatal(err)
 	}
 	return g
-}
-
-// collapse returns r with every VL taken mod m (VLs of different layers
-// or dateline halves merged).
-func collapse(r *lft.Routing, m int) *lft.Routing {
-	c := r.Clone()
-	for _, tab := range c.SL2VL.Switch {
-		if tab == nil {
-			continue
-		}
-		for i := range tab.VL {
-			tab.VL[i] %= uint8(m)
-		}
-	}
-	for i := range c.SL2VL.Default {
-		c.SL2VL.Default[i] %= uint8(m)
-	}
-	c.NumVLs = m
-	return c
 }
 
 // switchDist is the reference: BFS hop distances in the switch graph.
@@ -88,7 +68,7 @@ func TestPORATablesVerified(t *testing.T) {
 			t.Fatalf("k=%d n=%d: %v\n%s", c.k, c.n, err, rep)
 		}
 		if c.vls > 1 {
-			if rep, _ := cdg.Verify(g, collapse(r, 1), cdg.Options{}); rep == nil || rep.Cycle == nil {
+			if rep, _ := cdg.Verify(g, CollapseVLs(r, 1), cdg.Options{}); rep == nil || rep.Cycle == nil {
 				t.Errorf("k=%d n=%d: with 1 VL the CDG should be cyclic", c.k, c.n)
 			}
 		}

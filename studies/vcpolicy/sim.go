@@ -23,8 +23,7 @@ func ForSim(p Policy) (flitsim.VCPolicy, error) {
 	return simPolicy{p}, nil
 }
 
-// simPolicy adapts a Policy: flitsim.VCHop has Hop's fields, so a hop
-// converts without copying field by field.
+// simPolicy adapts a Policy (Hop is flitsim.VCHop).
 type simPolicy struct{ p Policy }
 
 func (s simPolicy) Name() string { return s.p.Name }
@@ -33,7 +32,7 @@ func (s simPolicy) NumVCs() int { return s.p.VCs }
 
 // HopVC returns Want clamped to the top VC; overflow unless Clamp.
 func (s simPolicy) HopVC(h flitsim.VCHop) (int, bool) {
-	v := s.p.Want(Hop(h))
+	v := s.p.Want(h)
 	if v < s.p.VCs {
 		return v, false
 	}
