@@ -7,9 +7,14 @@
 //
 // Nodes are the CA (and router) ports of the fabric; each has one link to
 // its switch. Every link carries at most one flit per cycle, scaled by
-// Config.LinkBandwidth, and delivers it LinkLatency cycles later (plus
-// PipelineDelay when it enters a switch: the switch can forward the flit
-// from then on). Credits travel back with the link latency.
+// Config.LinkBandwidth, and delivers it after its latency (LinkLatency, or
+// per channel ChannelLatency: latency classes such as a Dragonfly's local
+// and global cables; InjectLatency for node links), plus PipelineDelay
+// when it enters a switch: the switch can forward the flit from then on.
+// Credits travel back with the link's latency. RouteStall makes every
+// packet wait in route computation and VC allocation once it heads its
+// input VC, blocking that VC (BookSim2's routing and VC allocation
+// delays); bench/flitsim/booksim.md maps BookSim2's knobs onto these.
 //
 //   - Input-queued switches and CA ports: one buffer of BufferFlits flits
 //     per input port and VL, with credit-based flow control per VL. CAs
@@ -69,7 +74,11 @@
 // super-node hot spot, super-node-local, compute/I-O), the arrival process (Bernoulli,
 // exponential, Weibull) at an offered load, message sizes and classes.
 // Open-loop runs measure packets created in a window after a warm-up and
-// drain them; finite patterns report their completion time.
+// drain them; finite patterns report their completion time. Every figure
+// is over the window (Result documents the invariants the tests assert),
+// and a verdict says whether the network accepted the offered load: past
+// saturation a bounded source queue (RunOptions.SourceQueue) refuses
+// messages, which keeps memory bounded and marks the run unstable.
 //
 // A deadlock (buffers whose packets can never move) stops the run with a
 // *DeadlockError naming a cycle of (link, VL) buffers with switch names
