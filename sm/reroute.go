@@ -1,12 +1,10 @@
 package sm
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
@@ -87,29 +84,19 @@ func (s *Server) readFabric() ([]byte, string, error) {
 }
 
 func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []JobStatus, error) {
-	var (
-		text []byte
-		name string
-		g    *fabric.Graph
-	)
+	var l *ibnetdiscover.Loaded
 	err := s.phase("parse", func() error {
-		var err error
-		if text, name, err = s.readFabric(); err != nil {
-			return err
-		}
-		res, err := ibnetdiscover.Parse(bytes.NewReader(text), name)
+		text, name, err := s.readFabric()
 		if err != nil {
 			return err
 		}
-		if err := res.Fabric.AssignLIDs(0); err != nil {
-			return err
-		}
-		g, err = fabric.Compile(res.Fabric)
+		l, err = ibnetdiscover.Load(text, name)
 		return err
 	})
 	if err != nil {
 		return resultFailed, nil, nil, err
 	}
+	g, text, name := l.Graph, l.Text, l.File
 	s.lastGraph = g
 	sum := sha256.Sum256(text)
 	hash := hex.EncodeToString(sum[:])
@@ -152,11 +139,11 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	s.lastJobs = jobFingerprint(jobs)
 	s.metrics.jobs.Set(float64(len(jobs)))
 
-	var r *lft.Routing
-	var rep *cdg.Report
-	if err := s.routeAndVerify(ctx, g, jobs, &r, &rep); err != nil {
+	res, err := s.routeAndVerify(ctx, g, jobs)
+	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
+	r, rep := res.Routing, res.Report
 	m, err := routing.Measure(g, r, 0)
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
@@ -200,16 +187,8 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 		}
 		st.Plan = &plan.Summary
 	}
-	files := []genFile{
-		{"fabric.topo", func(w io.Writer) error { _, err := w.Write(text); return err }},
-		{"opensm-lfts.dump", func(w io.Writer) error { return lft.WriteOpenSMLFTs(w, g, r) }},
-		{"nuesm.sl", func(w io.Writer) error { return lft.WriteSL(w, g, r) }},
-		{"opensm-sl2vl.dump", func(w io.Writer) error { return lft.WriteOpenSMSL2VL(w, g, r) }},
-		{"plan.json", func(w io.Writer) error { return writePlan(w, plan, old == nil) }},
-	}
-	if r.SL.PerDest() {
-		files = append(files, genFile{"qos-policy.conf", func(w io.Writer) error { return lft.WriteQoSPolicy(w, g, r) }})
-	}
+	set := &lft.TableSet{Graph: g, Routing: r, Fabric: text}
+	files := append(set.Files(), lft.File{Name: planFile, Write: func(w io.Writer) error { return writePlan(w, plan, old == nil) }})
 	if err := s.phase("publish", func() error { return s.pub.publish(st, files) }); err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
@@ -218,59 +197,33 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	return resultPublished, st, jobStatus, nil
 }
 
-// routeAndVerify tries the engine chain; every routing is verified before
-// it counts (phases "route" and "verify").
-func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []routing.Job, out **lft.Routing, rep **cdg.Report) error {
-	engines, err := routing.ParseChain(s.cfg.Engines)
+// routeAndVerify runs the engine chain (routing.RouteChain: every routing
+// is verified before it counts) and times each attempt's phases "route"
+// and "verify".
+func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []routing.Job) (*routing.Result, error) {
+	opt := routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed, Jobs: jobs}
+	res, err := routing.RouteChain(ctx, g, s.engines, opt)
+	if res != nil {
+		for _, a := range res.Attempts {
+			s.metrics.phase.WithLabelValues("route").Observe(a.Route.Seconds())
+			if a.Report != nil {
+				s.metrics.phase.WithLabelValues("verify").Observe(a.Verify.Seconds())
+			}
+		}
+	}
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("engine chain %q: %w", s.cfg.Engines, err)
 	}
-	opt := routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed, Params: s.cfg.Params, Jobs: jobs}
-	var errs []error
-	for _, e := range engines {
-		var r *lft.Routing
-		if err := s.phase("route", func() error {
-			var err error
-			r, err = e.Route(ctx, g, opt)
-			return err
-		}); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", e.Name(), err))
-			continue
-		}
-		if r.Engine == "" {
-			r.Engine = e.Name()
-		}
-		var rp *cdg.Report
-		if err := s.phase("verify", func() error {
-			var err error
-			rp, err = cdg.Verify(g, r, cdg.Options{MaxVLs: s.cfg.MaxVLs, SwitchDelivery: true})
-			return err
-		}); err != nil {
-			errs = append(errs, fmt.Errorf("%s: tables fail verification: %w", e.Name(), err))
-			continue
-		}
-		*out, *rep = r, rp
-		return nil
-	}
-	return fmt.Errorf("no engine of %q produced verified tables: %w", s.cfg.Engines, errors.Join(errs...))
+	return res, nil
 }
 
 // readPublished reads the current generation's tables for g, or nil when
 // there are none or they do not fit g (another fabric).
 func (s *Server) readPublished(g *fabric.Graph) *lft.Routing {
-	r, err := lft.ReadOpenSMLFTsFile(s.pub.currentPath("opensm-lfts.dump"), g)
+	r, err := lft.ReadTableSet(s.pub.currentPath(""), g, lft.ReadOptions{})
 	if err != nil {
 		return nil
 	}
-	sl, n, err := lft.ReadSLFile(s.pub.currentPath("nuesm.sl"), g)
-	if err != nil {
-		return nil
-	}
-	m, err := lft.ReadOpenSMSL2VLFile(s.pub.currentPath("opensm-sl2vl.dump"), g)
-	if err != nil {
-		return nil
-	}
-	r.SL, r.NumVLs, r.SL2VL = sl, n, m
 	return r
 }
 
