@@ -33,20 +33,35 @@ type Result struct {
 // ErrChainFailed is wrapped when no engine of a chain produced safe tables.
 var ErrChainFailed = errors.New("no engine produced a verified routing")
 
-// VerifyOptions is the one definition of verified tables that nuesm
-// route, the daemon and every other publisher use: every connected pair
-// of CA and router ports delivered, every switch's own packets delivered
-// too (management traffic: traps, performance queries), no loops, no dead
-// ends, VLs within opt.MaxVLs (0: DefaultMaxVLs) and an acyclic channel
-// dependency graph per VL.
-func VerifyOptions(opt Options) cdg.Options {
-	opt = opt.WithDefaults()
-	return cdg.Options{MaxVLs: opt.MaxVLs, SwitchDelivery: true, Workers: opt.Workers}
+// CADelivery is implemented by engines whose delivery promise covers the
+// packets of CA and router ports only, not those a switch sends from its
+// own port 0 (Ftree: two top switches of a fat tree have no up*/down*
+// route to each other, and OpenSM's ftree leaves them out too).
+type CADelivery interface {
+	CADeliveryOnly() bool
 }
 
-// Verify checks r against g with VerifyOptions(opt).
-func Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*cdg.Report, error) {
-	return cdg.Verify(g, r, VerifyOptions(opt))
+// VerifyOptions is the one definition of verified tables that nuesm
+// route, the daemon and every other publisher use, for tables of engine
+// e (nil: unknown): every connected pair of CA and router ports
+// delivered; every switch's own packets delivered too (management
+// traffic: traps to the subnet manager, performance queries) unless e
+// promises CA traffic only (CADelivery); no loops, no dead ends; VLs
+// within opt.MaxVLs (0: DefaultMaxVLs); an acyclic channel dependency
+// graph per VL.
+func VerifyOptions(e Engine, opt Options) cdg.Options {
+	opt = opt.WithDefaults()
+	caOnly := false
+	if c, ok := e.(CADelivery); ok {
+		caOnly = c.CADeliveryOnly()
+	}
+	return cdg.Options{MaxVLs: opt.MaxVLs, SwitchDelivery: !caOnly, Workers: opt.Workers}
+}
+
+// Verify checks r, the tables of engine e, against g with
+// VerifyOptions(e, opt).
+func Verify(g *fabric.Graph, r *lft.Routing, e Engine, opt Options) (*cdg.Report, error) {
+	return cdg.Verify(g, r, VerifyOptions(e, opt))
 }
 
 // RouteChain tries the engines in order and returns the first routing
@@ -108,7 +123,7 @@ func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Rout
 		r.Engine = e.Name()
 	}
 	t0 = time.Now()
-	a.Report, err = Verify(g, r, opt)
+	a.Report, err = Verify(g, r, e, opt)
 	a.Verify = time.Since(t0)
 	switch {
 	case err == nil:

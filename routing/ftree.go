@@ -81,6 +81,11 @@ func (Ftree) Name() string { return "ftree" }
 // DeadlockFree returns true.
 func (Ftree) DeadlockFree() bool { return true }
 
+// CADeliveryOnly returns true: switch pairs without an up*/down* route get
+// no entry (see Ftree), so only the packets of CA and router ports are
+// promised delivery.
+func (Ftree) CADeliveryOnly() bool { return true }
+
 // noRank marks a level the main path did not climb from.
 const noRank = 0xFF
 

@@ -14,11 +14,7 @@ func (NueEngine) Params() []routing.Param { return nue.Engine{}.Params() }
 // Configure returns sar-nue with Nue's parameters kv applied
 // (routing.Configurable).
 func (e NueEngine) Configure(kv map[string]string) (routing.Engine, error) {
-	c, err := nue.ParseConfig(e.Config, kv)
-	if err != nil {
-		return nil, renamed(err, "sar-nue")
-	}
-	return NueEngine{Config: c}, nil
+	return configure("sar-nue", e.Config, kv, nue.ParseConfig, func(c nue.Config) routing.Engine { return NueEngine{Config: c} })
 }
 
 // Params lists sar-dfsssp's parameters: DFSSSP's (routing.Configurable).
@@ -27,21 +23,22 @@ func (DFSSSPEngine) Params() []routing.Param { return dfsssp.DFSSSP{}.Params() }
 // Configure returns sar-dfsssp with DFSSSP's parameters kv applied
 // (routing.Configurable).
 func (e DFSSSPEngine) Configure(kv map[string]string) (routing.Engine, error) {
-	c, err := dfsssp.ParseConfig(e.Config, kv)
-	if err != nil {
-		return nil, renamed(err, "sar-dfsssp")
-	}
-	return DFSSSPEngine{Config: c}, nil
+	return configure("sar-dfsssp", e.Config, kv, dfsssp.ParseConfig, func(c dfsssp.Config) routing.Engine { return DFSSSPEngine{Config: c} })
 }
 
-// renamed names the engine the admin chose in a parameter error, not the
-// one inside.
-func renamed(err error, engine string) error {
+// configure parses kv into the base engine's config c and builds the sar
+// engine with it. A parameter error names the engine the admin chose, not
+// the one inside.
+func configure[C any](name string, c C, kv map[string]string, parse func(C, map[string]string) (C, error), build func(C) routing.Engine) (routing.Engine, error) {
+	c, err := parse(c, kv)
 	var pe *routing.ParamError
 	if errors.As(err, &pe) {
-		e := *pe
-		e.Engine = engine
-		return &e
+		renamed := *pe
+		renamed.Engine = name
+		return nil, &renamed
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	return build(c), nil
 }

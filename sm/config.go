@@ -22,13 +22,16 @@ type Config struct {
 	// Output is the directory tables are published into
 	// (<output>/current/…).
 	Output string `toml:"output"`
-	// Engines is the engine chain, e.g. "nue,dfsssp,updn".
+	// Engines is the engine chain, e.g. "nue:share=none,dfsssp,updn"
+	// (routing.ParseSpec).
 	Engines string `toml:"engines"`
 	// MaxVLs is the VL limit (1..15; default 8).
 	MaxVLs int `toml:"max_vls"`
 	// Seed is passed to the engines.
 	Seed uint64 `toml:"seed"`
-	// Params are engine parameters (name = value).
+	// Params are engine parameters (name = value) for every engine of the
+	// chain that takes the name (routing.NewChain); a name no engine takes
+	// is an error.
 	Params map[string]string `toml:"params"`
 	// Listen is the HTTP address (default 127.0.0.1:9716).
 	Listen string `toml:"listen"`

@@ -84,6 +84,33 @@ func (s *Server) readFabric() ([]byte, string, error) {
 }
 
 func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []JobStatus, error) {
+	l, hash, err := s.load()
+	if err != nil {
+		return resultFailed, nil, nil, err
+	}
+	g := l.Graph
+	jobs, jobStatus := s.currentJobs(ctx, g, hash)
+	res, err := s.routeAndVerify(ctx, g, jobs)
+	if err != nil {
+		return resultFailed, nil, jobStatus, err
+	}
+	st, err := newPublishedStatus(l, hash, res, jobs, jobStatus)
+	if err != nil {
+		return resultFailed, nil, jobStatus, err
+	}
+	result, err := s.publishSet(ctx, &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text}, st)
+	if err != nil {
+		return resultFailed, nil, jobStatus, err
+	}
+	if result == resultUnchanged {
+		st = nil
+	}
+	return result, st, jobStatus, nil
+}
+
+// load reads and loads the dump (phase "parse") and returns it with the
+// SHA-256 of its text.
+func (s *Server) load() (*ibnetdiscover.Loaded, string, error) {
 	var l *ibnetdiscover.Loaded
 	err := s.phase("parse", func() error {
 		text, name, err := s.readFabric()
@@ -94,15 +121,21 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 		return err
 	})
 	if err != nil {
-		return resultFailed, nil, nil, err
+		return nil, "", err
 	}
-	g, text, name := l.Graph, l.Text, l.File
-	s.lastGraph = g
-	sum := sha256.Sum256(text)
-	hash := hex.EncodeToString(sum[:])
-	s.metrics.switches.Set(float64(g.NumSwitches()))
-	s.metrics.terminals.Set(float64(len(g.Terms)))
+	s.lastGraph = l.Graph
+	sum := sha256.Sum256(l.Text)
+	s.metrics.switches.Set(float64(l.Graph.NumSwitches()))
+	s.metrics.terminals.Set(float64(len(l.Graph.Terms)))
+	return l, hex.EncodeToString(sum[:]), nil
+}
 
+// currentJobs asks the job source (phase "jobs"; none without a source).
+// An outage says nothing about the jobs: on the same fabric (hash) it
+// keeps the last jobs SLURM gave, so the published SAR tables stay; on a
+// changed fabric their terminals may mean other hosts, so it routes
+// without jobs rather than not at all: the tables must follow the fabric.
+func (s *Server) currentJobs(ctx context.Context, g *fabric.Graph, hash string) ([]routing.Job, []JobStatus) {
 	var jobs []routing.Job
 	var jobStatus []JobStatus
 	if s.jobs != nil {
@@ -113,11 +146,6 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 			if err != nil {
 				s.metrics.slurmErrors.Inc()
 				s.setStatus(func(st *Status) { st.SLURM = "error: " + err.Error() })
-				// An outage says nothing about the jobs: on the same fabric
-				// keep the last jobs SLURM gave (so the published SAR
-				// tables stay); on a changed fabric their terminals may
-				// mean other hosts, so route without jobs rather than not
-				// at all: the tables must follow the fabric.
 				if s.goodJobsHash == hash {
 					jobs, jobStatus = s.goodJobs, s.goodJobStatus
 					s.log.Warn("SLURM unavailable; keeping the last known jobs", "jobs", len(jobs), "err", err)
@@ -138,63 +166,68 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	s.lastJobs = jobFingerprint(jobs)
 	s.metrics.jobs.Set(float64(len(jobs)))
+	return jobs, jobStatus
+}
 
-	res, err := s.routeAndVerify(ctx, g, jobs)
-	if err != nil {
-		return resultFailed, nil, jobStatus, err
-	}
-	r, rep := res.Routing, res.Report
+// newPublishedStatus measures the routing for status.json.
+func newPublishedStatus(l *ibnetdiscover.Loaded, hash string, res *routing.Result, jobs []routing.Job, jobStatus []JobStatus) (*PublishedStatus, error) {
+	g, r, rep := l.Graph, res.Routing, res.Report
 	m, err := routing.Measure(g, r, 0)
 	if err != nil {
-		return resultFailed, nil, jobStatus, err
+		return nil, err
 	}
 	st := &PublishedStatus{
-		Published: time.Now().UTC(), Fabric: name, FabricSHA256: hash, Engine: r.Engine, VLs: r.NumVLs,
+		Published: time.Now().UTC(), Fabric: l.File, FabricSHA256: hash, Engine: r.Engine, VLs: r.NumVLs,
 		Verified: rep.OK(), Switches: g.NumSwitches(), Terminals: len(g.Terms), Pairs: rep.Pairs,
 		AvgHops: m.AvgHops, MaxEFI: m.MaxEFI, Jobs: jobStatus,
 	}
-	if len(jobs) > 0 {
-		sm, err := sar.Measure(g, r, jobs)
-		if err != nil {
-			return resultFailed, nil, jobStatus, err
-		}
-		st.EffectiveEFI, st.DarkFiber = sm.EffectiveEFI, sm.DarkFiber
-		for i := range st.Jobs {
-			if i < len(sm.Jobs) {
-				st.Jobs[i].EffectiveEFI = sm.Jobs[i].EffectiveEFI
-			}
+	if len(jobs) == 0 {
+		return st, nil
+	}
+	sm, err := sar.Measure(g, r, jobs)
+	if err != nil {
+		return nil, err
+	}
+	st.EffectiveEFI, st.DarkFiber = sm.EffectiveEFI, sm.DarkFiber
+	for i := range st.Jobs {
+		if i < len(sm.Jobs) {
+			st.Jobs[i].EffectiveEFI = sm.Jobs[i].EffectiveEFI
 		}
 	}
+	return st, nil
+}
 
-	// Diff against what is published: equal tables publish nothing.
+// publishSet diffs the set against what is published (equal tables
+// publish nothing: resultUnchanged), plans the update and publishes the
+// set with plan.json and status.json as a new generation.
+func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *PublishedStatus) (string, error) {
 	var old *lft.Routing
 	_ = s.phase("diff", func() error {
-		old = s.readPublished(g)
+		old = s.readPublished(set.Graph)
 		return nil
 	})
-	if old != nil && lft.Equal(old, r) {
+	if old != nil && lft.Equal(old, set.Routing) {
 		s.updateRoutingMetrics(st)
-		return resultUnchanged, nil, jobStatus, nil
+		return resultUnchanged, nil
 	}
 	var plan *PlanResult
 	if s.planner != nil {
 		if err := s.phase("plan", func() error {
 			var err error
-			plan, err = s.planner.Plan(ctx, g, old, r)
+			plan, err = s.planner.Plan(ctx, set.Graph, old, set.Routing)
 			return err
 		}); err != nil {
-			return resultFailed, nil, jobStatus, err
+			return resultFailed, err
 		}
 		st.Plan = &plan.Summary
 	}
-	set := &lft.TableSet{Graph: g, Routing: r, Fabric: text}
 	files := append(set.Files(), lft.File{Name: planFile, Write: func(w io.Writer) error { return writePlan(w, plan, old == nil) }})
 	if err := s.phase("publish", func() error { return s.pub.publish(st, files) }); err != nil {
-		return resultFailed, nil, jobStatus, err
+		return resultFailed, err
 	}
 	s.updateRoutingMetrics(st)
 	s.metrics.generation.Set(float64(st.Generation))
-	return resultPublished, st, jobStatus, nil
+	return resultPublished, nil
 }
 
 // routeAndVerify runs the engine chain (routing.RouteChain: every routing

@@ -40,9 +40,10 @@ func newRouteCmd() *cobra.Command {
 		Short: "Compute, verify and write the forwarding tables of a fabric",
 		Long: `Route a fabric with an engine chain: each engine is tried in turn and the
 first routing the verifier accepts (every connected pair of CA and router
-ports delivered, every switch's own packets delivered, no loops, VLs within
-the limit, acyclic channel dependency graph per VL; the daemon publishes by
-the same rule) is written to DIR: opensm-lfts.dump (for opensm -R file -U),
+ports delivered, every switch's own packets delivered unless the engine
+promises CA traffic only (ftree), no loops, VLs within the limit, acyclic
+channel dependency graph per VL; the daemon publishes by the same rule) is
+written to DIR: opensm-lfts.dump (for opensm -R file -U),
 nuesm.sl (SL of every path), opensm-sl2vl.dump, qos-policy.conf (when SLs
 depend on the destination only), fabric.topo (the dump routed, so that
 "nuesm diff", "plan" and "verify" find it) and summary.json. "nuesm serve"
