@@ -19,15 +19,20 @@ import (
 // route-and-verify (routing.RouteChain).
 func TestServeAndRoutePublishTheSameFiles(t *testing.T) {
 	dir := t.TempDir()
-	fab := filepath.Join(dir, "torus.topo")
-	if _, _, err := run(t, "gen", "torus", "--dims", "4x4", "--hosts", "2", "-o", fab); err != nil {
+	torus, tree := filepath.Join(dir, "torus.topo"), filepath.Join(dir, "tree.topo")
+	if _, _, err := run(t, "gen", "torus", "--dims", "4x4", "--hosts", "2", "-o", torus); err != nil {
 		t.Fatal(err)
 	}
-	for i, c := range []struct{ chain, param string }{
-		{"nue:share=none", ""},           // SLs per destination: a QoS policy too
-		{"dor,updn", ""},                 // SLs per source switch
-		{"dfsssp,updn", "vlbalance=off"}, // a shared parameter
+	if _, _, err := run(t, "gen", "fattree", "--k", "4", "--n", "2", "-o", tree); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct{ fab, chain, param string }{
+		{torus, "nue:share=none", ""},           // SLs per destination: a QoS policy too
+		{torus, "dor,updn", ""},                 // SLs per source switch
+		{torus, "dfsssp,updn", "vlbalance=off"}, // a shared parameter
+		{tree, "ftree", ""},                     // a promise of CA traffic only
 	} {
+		fab := c.fab
 		routed, served := filepath.Join(dir, "route", c.chain), filepath.Join(dir, "serve", c.chain)
 		args := []string{"--engine", c.chain, "--vls", "4"}
 		if c.param != "" {
@@ -51,7 +56,7 @@ func TestServeAndRoutePublishTheSameFiles(t *testing.T) {
 				compared++
 			}
 		}
-		if want := []int{5, 4, 4}[i]; compared != want {
+		if want := []int{5, 4, 4, 5}[i]; compared != want {
 			t.Errorf("%s: %d files compared, want %d", c.chain, compared, want)
 		}
 	}
