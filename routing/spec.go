@@ -218,22 +218,33 @@ func chainParams(engines []Engine) string {
 }
 
 // ParamsHelp describes the parameters of every registered engine that
-// takes any, one line each, for command help.
+// takes any, for command help: engines with the same parameters (sar-nue
+// and nue) share one entry.
 func ParamsHelp() string {
-	var b strings.Builder
+	var order []string
+	engines := map[string][]string{}
 	for _, name := range Names() {
 		e, _ := Lookup(name)
 		c, ok := e.(Configurable)
 		if !ok {
 			continue
 		}
+		var b strings.Builder
 		for _, p := range c.Params() {
 			vals := "VALUE"
 			if len(p.Values) > 0 {
 				vals = strings.Join(p.Values, "|")
 			}
-			fmt.Fprintf(&b, "  %s:%s=%s  %s\n", name, p.Name, vals, p.Doc)
+			fmt.Fprintf(&b, "    %s=%s  %s\n", p.Name, vals, p.Doc)
 		}
+		if engines[b.String()] == nil {
+			order = append(order, b.String())
+		}
+		engines[b.String()] = append(engines[b.String()], name)
 	}
-	return b.String()
+	var out strings.Builder
+	for _, params := range order {
+		fmt.Fprintf(&out, "  %s:\n%s", strings.Join(engines[params], ", "), params)
+	}
+	return out.String()
 }

@@ -101,7 +101,7 @@ func TestNewChain(t *testing.T) {
 
 func TestParamsHelp(t *testing.T) {
 	h := ParamsHelp()
-	for _, want := range []string{"lash:sources=terminals|all", "dor:dims=VALUE", "dor-nodateline:dateline=on|off"} {
+	for _, want := range []string{"  lash:\n    sources=terminals|all", "  dor, dor-nodateline:\n    dims=VALUE"} {
 		if !strings.Contains(h, want) {
 			t.Errorf("ParamsHelp lacks %q:\n%s", want, h)
 		}

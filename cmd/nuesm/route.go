@@ -49,7 +49,8 @@ depend on the destination only), fabric.topo (the dump routed, so that
 "nuesm diff", "plan" and "verify" find it) and summary.json. "nuesm serve"
 publishes the same table files for the same fabric and engine.
 
-` + engineHelp + ` --stats prints Nue's per-layer statistics.
+` + engineHelp + `
+--stats prints Nue's per-layer statistics.
 
 With --jobs FILE or --slurm the running jobs are known: sar-nue and
 sar-dfsssp route for them (other engines ignore them) and the summary adds
