@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -94,28 +93,19 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 		f, l.name, l.groups = tp.Fabric, tp.Kind+" "+tp.Params, tp.Group
 		l.kind, l.coords = tp.Kind, tp.Coords
 	default:
-		var res *ibnetdiscover.Result
+		var ld *ibnetdiscover.Loaded
 		var err error
 		if ff.useDefault {
-			res, err = defaults.Fabric()
+			ld, err = defaults.Load()
 		} else {
-			res, err = ibnetdiscover.ParseFile(args[0])
+			ld, err = ibnetdiscover.LoadFile(args[0])
 		}
 		if err != nil {
 			return nil, err
 		}
-		f, l.name = res.Fabric, res.File
-		missing := 0
-		for _, r := range f.Endpoints() {
-			if f.Port(r).LID == 0 {
-				missing++
-			}
-		}
-		if missing > 0 {
-			if err := f.AssignLIDs(0); err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(w, "note: %s: %d endpoints had no LID; assigned LIDs in port GUID order\n", l.name, missing)
+		f, l.name, l.g = ld.Fabric, ld.File, ld.Graph
+		if ld.AssignedLIDs > 0 {
+			fmt.Fprintf(w, "note: %s: %d endpoints had no LID; assigned LIDs in port GUID order\n", l.name, ld.AssignedLIDs)
 		}
 	}
 	if sp := ff.fail; sp.Links+sp.Switches > 0 || sp.LinkFraction+sp.SwitchFraction > 0 {
@@ -126,19 +116,24 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 		}
 		// Name the failures so that sweeps of failed fabrics stay apart.
 		l.name += fmt.Sprintf(" fail=%d seed=%d", len(fails), sp.Seed)
+		l.g = nil
 	}
-	g, err := fabric.Compile(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.name, err)
+	if l.g == nil {
+		g, err := fabric.Compile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.name, err)
+		}
+		l.g = g
 	}
-	l.g = g
 	return l, nil
 }
 
-// checkTables verifies tables read with --lfts as engine output is
-// verified (cdg.Verify: delivery, no loops, acyclic CDG per VL) and
-// refuses tables that fail, unless --unsafe, which simulates them after a
-// warning (to watch their deadlocks).
+// checkTables verifies tables read with --lfts for simulation: the CA
+// traffic flitsim replays is delivered without loops and the CDG is
+// acyclic per VL (cdg.Verify; switch-originated packets are not
+// simulated, so their delivery is not required). It
+// refuses tables that fail, unless --unsafe, which simulates them after
+// a warning (to watch their deadlocks).
 func checkTables(w io.Writer, l *loaded, ff fabricFlags) error {
 	_, err := cdg.Verify(l.g, l.r, cdg.Options{})
 	switch {
@@ -151,29 +146,30 @@ func checkTables(w io.Writer, l *loaded, ff fabricFlags) error {
 	return fmt.Errorf("%s: tables fail verification (give --unsafe to simulate them anyway): %w", ff.lfts, err)
 }
 
-// route routes the fabric with the engine chain and verifies the result
-// (routing.RouteChain). With --unsafe the first engine that produced
-// tables wins even when the verifier refused them (a warning says why),
-// so that deadlock-prone routings can be simulated.
+// route runs the engine chain. With --unsafe the first engine that
+// produces tables wins even if the verifier rejects them (a warning says
+// why), so that deadlock-prone routings can be simulated.
 func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*lft.Routing, error) {
 	engines, err := routing.ParseChain(ff.engines)
 	if err != nil {
 		return nil, err
 	}
 	opt := routing.Options{MaxVLs: ff.vls, Seed: ff.seed, Root: ff.root}
-	r, _, attempts, err := routing.RouteChain(ctx, g, engines, opt)
-	for _, a := range attempts {
-		switch {
-		case ff.unsafe && a.Rejected != nil:
-			why := errors.Unwrap(a.Err)
-			if why == nil {
-				why = a.Err
+	if !ff.unsafe {
+		res, err := routing.RouteChain(ctx, g, engines, opt)
+		for _, a := range res.Attempts {
+			if a.Err != nil {
+				fmt.Fprintf(w, "%s: %v\n", a.Engine, a.Err)
 			}
-			fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", a.Engine, why)
-			return a.Rejected, nil
-		case a.Err != nil && !ff.unsafe:
-			fmt.Fprintf(w, "%s: %v\n", a.Engine, a.Err)
 		}
+		return res.Routing, err
 	}
-	return r, err
+	res, err := routing.RouteUnverified(ctx, g, engines, opt)
+	if err != nil {
+		return nil, fmt.Errorf("no engine produced tables: %w", err)
+	}
+	if a := res.Attempts[len(res.Attempts)-1]; a.Err != nil {
+		fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", a.Engine, a.Err)
+	}
+	return res.Routing, nil
 }

@@ -37,10 +37,11 @@ large fabrics.`,
 			if tables != "" && loads != "" {
 				return fmt.Errorf("give --tables or --loads, not both")
 			}
-			_, g, err := loadGraph(cmd.ErrOrStderr(), args, useDefault)
+			l, err := loadGraph(cmd.ErrOrStderr(), args, useDefault)
 			if err != nil {
 				return err
 			}
+			g := l.Graph
 			opt := fabric.DOTOptions{Terminals: terminals}
 			switch {
 			case tables != "":
