@@ -152,6 +152,9 @@ func (s *sim) vcRequests(ivc, inKey int32, all bool) {
 			}
 			continue
 		}
+		if s.n.pool > 1 {
+			ov = s.poolVC(ov, ivc)
+		}
 		if s.ov[ov].owner < 0 && (!s.vct || s.ov[ov].credits >= s.P) {
 			q := vaReq{ivc: ivc, e: e, ov: ov, inKey: inKey, pos: pos}
 			if all {
@@ -188,7 +191,23 @@ func (s *sim) routed(e int32) bool {
 	return true
 }
 
+// poolVC returns the VC input VC ivc proposes in the pool that starts at
+// output VC base: the first free one with room (for virtual cut-through,
+// credits for the whole packet), searched from a position that differs
+// between input VCs so that they spread over the pool; base when none is.
+func (s *sim) poolVC(base, ivc int32) int32 {
+	k := int32(s.n.pool)
+	for j := int32(0); j < k; j++ {
+		ov := base + (ivc+j)%k
+		if s.ov[ov].owner < 0 && (!s.vct || s.ov[ov].credits >= s.P) && s.ov[ov].credits > 0 {
+			return ov
+		}
+	}
+	return base
+}
+
 func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
+	s.en[q.e].out = q.ov // the VC of the pool it won
 	s.ov[q.ov].owner = q.ivc
 	s.iv[q.ivc].active = q.e
 	s.actMask[q.ivc>>s.vs] |= 1 << uint32(q.ivc&(1<<s.vs-1))

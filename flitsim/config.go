@@ -162,6 +162,13 @@ type Config struct {
 	// VLs is the number of data VLs simulated (default: what the routing
 	// uses). Runs whose traffic classes shift VLs need room here.
 	VLs int
+	// VCsPerVL gives every VL a pool of interchangeable virtual channels
+	// (default 1): the routing's VL (SL2VL, or the VC policy's VC) names
+	// the pool, and VC allocation grants a packet any free VC of it with
+	// room, as BookSim2 allocates among the VCs of a routing class. Each
+	// VC has its own BufferFlits; VLs × VCsPerVL is at most 32. Not with
+	// VLArb (its tables are per VL).
+	VCsPerVL int
 	// VLArb is the InfiniBand VL arbitration of every output port; nil
 	// means round-robin between VLs, flit by flit.
 	VLArb *VLArbitration
@@ -228,6 +235,9 @@ func (c Config) WithDefaults() Config {
 	if c.InjectLatency == 0 {
 		c.InjectLatency = c.LinkLatency
 	}
+	if c.VCsPerVL == 0 {
+		c.VCsPerVL = 1
+	}
 	if c.LinkBandwidth == 0 {
 		c.LinkBandwidth = 1
 	}
@@ -270,6 +280,10 @@ func (c Config) Validate() error {
 		return bad("link bandwidth %g flits/cycle, expected (0, 1]", c.LinkBandwidth)
 	case c.VLs < 0 || c.VLs > lft.MaxVLs:
 		return bad("%d VLs, expected 1..%d", c.VLs, lft.MaxVLs)
+	case c.VCsPerVL < 1 || c.VCsPerVL > 16:
+		return bad("%d VCs per VL, expected 1..16", c.VCsPerVL)
+	case c.VCsPerVL > 1 && c.VLArb != nil:
+		return bad("VC pools (%d VCs per VL) with VL arbitration tables: the tables are per VL", c.VCsPerVL)
 	}
 	if a := c.VLArb; a != nil {
 		if a.HighLimit < 0 || a.HighLimit > 255 {

@@ -148,7 +148,9 @@ func (s *sim) waitEdges(xs []int32, ext []int32) (from, to []int32) {
 			d := s.en[e].out
 			if s.seen[d>>s.vs] != s.scan {
 				s.seen[d>>s.vs] = s.scan
-				from, to = append(from, x), append(to, d)
+				for j := int32(0); j < int32(s.n.pool); j++ { // any VC of the pool will do
+					from, to = append(from, x), append(to, d+j)
+				}
 			}
 			if !s.voq {
 				break

@@ -46,8 +46,10 @@ type Network struct {
 	r   *lft.Routing
 	cfg Config
 
-	vls    int   // data VLs simulated
-	vshift uint8 // log2 of the VL stride
+	lanes  int   // data VLs of the routing simulated
+	pool   int   // VCs per VL (Config.VCsPerVL)
+	vls    int   // VCs simulated: lanes × pool; VL v is VCs v·pool..v·pool+pool−1
+	vshift uint8 // log2 of the VC stride
 	maxVL  int   // highest VL the routing may use (upper bound)
 
 	nodeTerm []int32  // node -> index into g.Terms
@@ -109,14 +111,15 @@ func NewNetwork(g *fabric.Graph, r *lft.Routing, cfg Config) (*Network, error) {
 		return nil, err
 	}
 	n.maxVL = r.MaxVL()
-	n.vls = cfg.VLs
-	if n.vls == 0 {
-		n.vls = max(r.NumVLs, n.maxVL+1)
+	lanes := cfg.VLs
+	if lanes == 0 {
+		lanes = max(r.NumVLs, n.maxVL+1)
 	}
-	if n.maxVL >= n.vls {
-		return nil, fmt.Errorf("flitsim: routing may use VL %d, only %d VLs simulated: %w", n.maxVL, n.vls, ErrUnroutable)
+	if n.maxVL >= lanes {
+		return nil, fmt.Errorf("flitsim: routing may use VL %d, only %d VLs simulated: %w", n.maxVL, lanes, ErrUnroutable)
 	}
-	for n.vshift = 0; 1<<n.vshift < n.vls; n.vshift++ {
+	if err := n.setLanes(lanes); err != nil {
+		return nil, err
 	}
 	if a := cfg.VLArb; a != nil {
 		for vl := 0; vl <= n.maxVL; vl++ {
@@ -365,8 +368,21 @@ func (n *Network) Path(src, dst int32) []int32 {
 	}
 }
 
-// hopVL returns the VL a packet with SL sl uses leaving switch s through
-// port out after entering through port in, shifted by off.
+// hopVL returns the VC (the first of its VL's pool) a packet with SL sl
+// uses leaving switch s through port out after entering through port in,
+// its VL shifted by off.
 func (n *Network) hopVL(s int32, in, out, sl uint8, off uint8) uint8 {
-	return n.r.SL2VL.VL(s, in, out, sl) + off
+	return (n.r.SL2VL.VL(s, in, out, sl) + off) * uint8(n.pool)
+}
+
+// setLanes sets the simulated VLs and the VC layout.
+func (n *Network) setLanes(lanes int) error {
+	n.lanes, n.pool = lanes, n.cfg.VCsPerVL
+	n.vls = lanes * n.pool
+	if n.vls > 32 {
+		return fmt.Errorf("flitsim: %d VLs × %d VCs per VL exceed 32 VCs: %w", lanes, n.pool, ErrConfig)
+	}
+	for n.vshift = 0; 1<<n.vshift < n.vls; n.vshift++ {
+	}
+	return nil
 }

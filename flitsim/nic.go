@@ -41,6 +41,7 @@ func (s *sim) initSources() {
 	t := &s.w.tr
 	s.nicQ = make([]pktQueue, N*s.V)
 	s.nicSent = make([]int32, N*s.V)
+	s.nicVC = make([]uint8, N*s.V)
 	s.nicMask = make([]uint32, N)
 	s.nicMark = make([]int64, N)
 	for i := range s.nicMark {
@@ -134,9 +135,9 @@ func (s *sim) newMessage(src, dst int32, class uint8, phase int32) {
 	s.msgs[mi] = message{src: src, dst: dst, left: np, unsent: np, phase: phase, created: s.now, class: class, measured: measured}
 	sl := r.SL.Of(n.nodeSw[src], int(n.nodeLID[src]), int(n.nodeLID[dst]))
 	off := uint8(c.VLOffset)
-	injVL := r.SL2VL.InjectVL(sl) + off
+	injVL := (r.SL2VL.InjectVL(sl) + off) * uint8(n.pool)
 	if n.pol != nil && n.pol.vc != nil {
-		injVL = off // the VC policy assigns the switch hops
+		injVL = off * uint8(n.pool) // the VC policy assigns the switch hops
 	}
 	q := &s.nicQ[src*s.V+int32(injVL)]
 	for k := int32(0); k < np; k++ {
@@ -172,6 +173,24 @@ func (s *sim) wakeNIC(i int32) {
 	}
 }
 
+// nicPoolVC returns the VC of queue qi's pool (Config.VCsPerVL) its head
+// packet goes on over injection link l: the one it started on, or for a
+// new packet the pool's VC with the most credits (recorded in nicVC).
+func (s *sim) nicPoolVC(l, qi int32) int32 {
+	if s.nicSent[qi] > 0 {
+		return int32(s.nicVC[qi])
+	}
+	base := qi % s.V
+	best := base
+	for j := int32(1); j < int32(s.n.pool); j++ {
+		if s.ov[l<<s.vs|(base+j)].credits > s.ov[l<<s.vs|best].credits {
+			best = base + j
+		}
+	}
+	s.nicVC[qi] = uint8(best)
+	return best
+}
+
 // injectAll lets every active source send at most one flit.
 func (s *sim) injectAll() {
 	next := s.now + 1
@@ -195,7 +214,11 @@ func (s *sim) inject(i int32) bool {
 	ready := uint32(0)
 	for m := s.nicMask[i]; m != 0; m &= m - 1 {
 		vl := int32(bits.TrailingZeros32(m))
-		cr := s.ov[l<<s.vs|vl].credits
+		vc := vl
+		if s.n.pool > 1 {
+			vc = s.nicPoolVC(l, i*s.V+vl)
+		}
+		cr := s.ov[l<<s.vs|vc].credits
 		if cr <= 0 || (s.vct && s.nicSent[i*s.V+vl] == 0 && cr < s.P) {
 			continue
 		}
@@ -228,9 +251,13 @@ func (s *sim) inject(i int32) bool {
 	if tail {
 		kind |= evTail
 	}
-	s.ov[l<<s.vs|int32(c.vl)].credits--
+	vc := c.vl // the queue's VL, or the VC of its pool the packet goes on
+	if s.n.pool > 1 {
+		vc = s.nicVC[qi]
+	}
+	s.ov[l<<s.vs|int32(vc)].credits--
 	s.freeAt[l] = max(s.freeAt[l], s.now<<10) + s.gap
-	s.wh.push(s.now+int64(s.n.lkDelay[l]), event{link: l, pkt: p, vl: c.vl, kind: kind})
+	s.wh.push(s.now+int64(s.n.lkDelay[l]), event{link: l, pkt: p, vl: vc, kind: kind})
 	s.arb.commit(&s.arbSt[l], c, tail, ready)
 	if s.vct {
 		s.outLock[l] = int8(c.vl)

@@ -134,8 +134,9 @@ func (n *Network) WithRouting(p Policy, vc VCPolicy) (*Network, error) {
 		if vcs < 1 || vcs > 16 {
 			return bad("VC policy %s has %d VCs, expected 1..16", vc.Name(), vcs)
 		}
-		c.vls, c.maxVL = max(vcs, n.cfg.VLs), vcs-1
-		for c.vshift = 0; 1<<c.vshift < c.vls; c.vshift++ {
+		c.maxVL = vcs - 1
+		if err := c.setLanes(max(vcs, n.cfg.VLs)); err != nil {
+			return nil, err
 		}
 		if a := n.cfg.VLArb; a != nil {
 			for vl := 0; vl < vcs; vl++ {

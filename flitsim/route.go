@@ -13,7 +13,7 @@ func (s *sim) routePolicy(sw, l, p int32) int32 {
 	pk := &s.pk[p]
 	if sw == n.nodeSw[pk.dst] {
 		lo := n.nChan + int32(len(n.nodeTerm)) + pk.dst
-		vl := pk.vlOff
+		vl := pk.vlOff * uint8(n.pool)
 		if pol.vc == nil {
 			vl = n.hopVL(sw, n.lkDstPort[l], n.lkSrcPort[lo], pk.sl, pk.vlOff)
 		}
@@ -52,7 +52,7 @@ func (s *sim) hopVC(x int32, in uint8, c int32, pk *packet, ph uint8) uint8 {
 		return s.n.hopVL(x, in, s.n.lkSrcPort[c], pk.sl, pk.vlOff)
 	}
 	vc, _ := v.HopVC(s.vcHop(x, c, pk, ph)) // overflow: top VC, counted by the caller
-	return uint8(vc) + pk.vlOff
+	return (uint8(vc) + pk.vlOff) * uint8(s.n.pool)
 }
 
 // advance updates pk's counters for its hop from x over c.

@@ -128,6 +128,7 @@ type sim struct {
 	// Sources.
 	nicQ       []pktQueue // per node*V+vl
 	nicSent    []int32    // per node*V+vl: flits of the head packet sent
+	nicVC      []uint8    // per node*V+vl: the pool VC of the head packet (Config.VCsPerVL)
 	nicMask    []uint32   // per node: VLs with queued packets
 	nicMark    []int64
 	nicActive  []int32

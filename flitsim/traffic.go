@@ -275,8 +275,8 @@ func (t *Traffic) validate(n *Network) error {
 		if c.MessagePackets < 1 {
 			return bad("class %d (%s): %d packets per message", i, c.Name, c.MessagePackets)
 		}
-		if c.VLOffset < 0 || n.maxVL+c.VLOffset >= n.vls {
-			return bad("class %d (%s): VL offset %d does not fit the routing's VLs 0..%d in %d simulated VLs", i, c.Name, c.VLOffset, n.maxVL, n.vls)
+		if c.VLOffset < 0 || n.maxVL+c.VLOffset >= n.lanes {
+			return bad("class %d (%s): VL offset %d does not fit the routing's VLs 0..%d in %d simulated VLs", i, c.Name, c.VLOffset, n.maxVL, n.lanes)
 		}
 	}
 	return nil

@@ -22,7 +22,7 @@ type runFlags struct {
 	switching, queueing, allocator string
 	iterations                     int
 	packetFlits, flitBytes, buffer int
-	pipeline, routeStall           int
+	pipeline, routeStall, vcsPerVL int
 	linkLatency, globalLatency     string
 	injectLatency                  string
 	linkGbps                       float64
@@ -133,6 +133,7 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&rf.routeStall, "route-stall", 0, "cycles a packet spends in route computation and VC allocation, blocking its input VC (BookSim2's routing_delay + vc_alloc_delay)")
 	fl.Float64Var(&rf.bandwidth, "bandwidth", 1, "link bandwidth in flits per cycle, (0, 1]")
 	fl.IntVar(&rf.simVLs, "sim-vls", 0, "VLs to simulate (0 = what the routing uses)")
+	fl.IntVar(&rf.vcsPerVL, "vcs-per-vl", 1, "interchangeable VCs per VL, each with its own buffer (a VC pool per routing class, as BookSim2's num_vcs)")
 	fl.StringVar(&rf.arbHigh, "vlarb-high", "", "high-priority VL arbitration table, VL:weight list, e.g. 0:255")
 	fl.StringVar(&rf.arbLow, "vlarb-low", "", "low-priority VL arbitration table, e.g. 1:64,2:64")
 	fl.IntVar(&rf.arbLimit, "vlarb-limit", 255, "limit of high priority in 4 KiB units (255 = none)")
@@ -218,6 +219,7 @@ func (rf *runFlags) config(l *loaded) (flitsim.Config, error) {
 	}
 	cfg.Iterations, cfg.PacketFlits, cfg.FlitBytes, cfg.BufferFlits = rf.iterations, rf.packetFlits, rf.flitBytes, rf.buffer
 	cfg.PipelineDelay, cfg.RouteStall, cfg.LinkBandwidth, cfg.VLs = rf.pipeline, rf.routeStall, rf.bandwidth, rf.simVLs
+	cfg.VCsPerVL = rf.vcsPerVL
 	if err := rf.latencies(&cfg, l); err != nil {
 		return cfg, err
 	}

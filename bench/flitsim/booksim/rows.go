@@ -167,13 +167,13 @@ The knob mapping (BookSim2 → flitsim):
 | sw_alloc_delay = 1, st_final_delay = 1, credit_delay = 0 | --pipeline-delay 3 (latency only; calibrated at zero load) |
 | channel latency 1 (torus, mesh, fat tree); dragonflynew 10 local, 100 global | --link-latency 10 --global-latency 100 --inject-latency 1 |
 | vc_buf_size = B | --buffer-flits B |
-| num_vcs = V, VC classes of the routing function | --vls V (SL2VL of the engine) or --vc-policy |
+| num_vcs = V, split into the routing function's VC classes | --vls C (classes: the engine's SL2VL, or --vc-policy) --vcs-per-vl V/C (a pool of interchangeable VCs per class) |
 | packet_size = 8, injection_rate_uses_flits = 1 | --packet-flits 8, --load |
 | traffic = uniform (source included) | --traffic uniform (source excluded) |
 | traffic = bad_dragon | --traffic nextgroup |
 | routing_function = min / ugal (dragonflynew) | --policy min / ugal (two-level minimal relation) |
 
-Differences that remain in the model: BookSim2 allocates a VC among all
-VCs of a routing class (a pool); flitsim's VL comes from SL2VL or the VC
-policy, one per class — the rows below use one VC per class in both.
+The rows below use one VC per routing class in both simulators
+(--vcs-per-vl 1), so that each row compares the routing and the router
+rather than the VC allocators' choice within a pool.
 `
