@@ -215,6 +215,9 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	s.updateRoutingMetrics(st)
 	s.metrics.generation.Set(float64(st.Generation))
+	if s.deployer != nil {
+		s.deployer.Publish(st.Generation, s.pub.genDir(st.Generation))
+	}
 	return resultPublished, st, jobStatus, nil
 }
 

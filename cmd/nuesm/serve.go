@@ -108,12 +108,18 @@ running multi-switch jobs change. HTTP (127.0.0.1:9716 by default):
 				return fmt.Errorf("no fabric: give --fabric FILE, --default, or fabric in the config file")
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			opts := []sm.Option{sm.WithLogger(log), sm.WithDefaultFabric(defaults.Name, defaults.Dump())}
+			metrics := sm.NewMetrics()
+			opts := []sm.Option{sm.WithLogger(log), sm.WithMetrics(metrics), sm.WithDefaultFabric(defaults.Name, defaults.Dump())}
 			plugins, err := servePlugins(base)
 			if err != nil {
 				return err
 			}
 			opts = append(opts, plugins...)
+			osm, err := opensmPlugin(base, log, metrics)
+			if err != nil {
+				return err
+			}
+			opts = append(opts, osm...)
 			srv, err := sm.New(base, opts...)
 			if err != nil {
 				return err

@@ -1,0 +1,129 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+)
+
+// readLFTs reads every switch's forwarding table with dump_fts over
+// directed routes (-n: destinations are not resolved by LID, so broken
+// tables do not stop the read) and binds them to g. Switches g does not
+// have are ignored; switches the read misses keep NoPort tables and are
+// returned as missing.
+func readLFTs(ctx context.Context, run *runner, g *fabric.Graph) (*lft.Routing, []string, error) {
+	out, err := run.run(ctx, "dump_fts", "-n")
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := lft.ReadLFTs(bytes.NewReader(out), "dump_fts", g, lft.ReadOptions{SkipUnknownSwitches: true, AllowMissingSwitches: true, NoRemap: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	seen := map[uint64]bool{}
+	for _, m := range switchGUID.FindAllSubmatch(out, -1) {
+		if v, err := strconv.ParseUint(string(m[1]), 16, 64); err == nil {
+			seen[v] = true
+		}
+	}
+	var missing []string
+	for s, id := range g.Switches {
+		if !seen[g.F.Nodes[id].GUID] {
+			missing = append(missing, g.SwitchName(int32(s)))
+		}
+	}
+	return r, missing, nil
+}
+
+var switchGUID = regexp.MustCompile(`(?m)^Unicast lids \[[^\]]*\] of switch .*? guid 0x([0-9a-fA-F]+)`)
+
+// sameLFTs compares the forwarding tables of two routings of g for the
+// LIDs 1..MaxLID (LID 0 is no destination) and returns the number of
+// differing entries and a description of the first few.
+func sameLFTs(g *fabric.Graph, got, want *lft.Routing, limit int) (int, string) {
+	var b strings.Builder
+	n := 0
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		for lid := 1; lid <= g.MaxLID(); lid++ {
+			a, w := got.Port(s, lid), want.Port(s, lid)
+			if a == w {
+				continue
+			}
+			if n++; n <= limit {
+				fmt.Fprintf(&b, "%s LID %d: holds port %s, step has %s; ", g.SwitchName(s), lid, portStr(a), portStr(w))
+			}
+		}
+	}
+	return n, strings.TrimSuffix(b.String(), "; ")
+}
+
+func portStr(p uint8) string {
+	if p == lft.NoPort {
+		return "none"
+	}
+	return strconv.Itoa(int(p))
+}
+
+var sl2vlLine = regexp.MustCompile(`(?m)^ports: in\s+(\d+), out\s+(\d+):((?:\s*\|\s*\d+)+)\s*\|`)
+
+// readSL2VL reads the SL2VL tables of one port with smpquery (LID
+// routed): lid with port out for a switch (every input port), lid alone
+// for a CA (out < 0). It returns the map per input port.
+func readSL2VL(ctx context.Context, run *runner, lid int, out int) (map[int][lft.NumSLs]uint8, error) {
+	args := []string{"sl2vl", strconv.Itoa(lid)}
+	if out >= 0 {
+		args = append(args, strconv.Itoa(out))
+	}
+	b, err := run.run(ctx, "smpquery", args...)
+	if err != nil {
+		return nil, err
+	}
+	res := map[int][lft.NumSLs]uint8{}
+	for _, m := range sl2vlLine.FindAllSubmatch(b, -1) {
+		in, _ := strconv.Atoi(string(m[1]))
+		var vls [lft.NumSLs]uint8
+		f := strings.FieldsFunc(string(m[3]), func(r rune) bool { return r == '|' || r == ' ' })
+		if len(f) != lft.NumSLs {
+			return nil, fmt.Errorf("smpquery sl2vl %d: %d values in a row, expected 16", lid, len(f))
+		}
+		for i, v := range f {
+			n, _ := strconv.Atoi(v)
+			vls[i] = uint8(n)
+		}
+		res[in] = vls
+	}
+	if len(res) == 0 {
+		return nil, fmt.Errorf("smpquery sl2vl %d: no table in the answer: %q", lid, clip(b))
+	}
+	return res, nil
+}
+
+var saSL = regexp.MustCompile(`(?m)^\s*sl\.+0x([0-9a-fA-F]+)\s*$`)
+
+// pathSL asks OpenSM's SA for the path record slid -> dlid and returns
+// its SL.
+func pathSL(ctx context.Context, run *runner, slid, dlid int) (uint8, error) {
+	b, err := run.run(ctx, "saquery", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
+	if err != nil {
+		return 0, err
+	}
+	m := saSL.FindSubmatch(b)
+	if m == nil {
+		return 0, fmt.Errorf("saquery -p %d:%d: no SL in the answer: %q", slid, dlid, clip(b))
+	}
+	v, err := strconv.ParseUint(string(m[1]), 16, 8)
+	return uint8(v), err
+}
+
+func clip(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}
