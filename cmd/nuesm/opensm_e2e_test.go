@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/sm"
 	"github.com/nuesm/nuesm/topo"
 )
 
@@ -188,4 +192,86 @@ func TestOpenSMRolloutFatTree(t *testing.T) {
 		t.Errorf("only %d write steps were read back; expected the initial, failure and repair rollouts", b.steps())
 	}
 	t.Logf("%d write steps read back and verified:\n%s", b.steps(), strings.Join(b.stepLogs, "\n"))
+}
+
+// staticJobs is a job source with fixed jobs (sar-nue routes for them).
+type staticJobs struct{ jobs []routing.Job }
+
+func (s staticJobs) Jobs(context.Context, *fabric.Graph) ([]routing.Job, []sm.JobStatus, error) {
+	var st []sm.JobStatus
+	for _, j := range s.jobs {
+		st = append(st, sm.JobStatus{ID: j.ID, Hosts: len(j.Terms), Terminals: len(j.Terms)})
+	}
+	return s.jobs, st, nil
+}
+
+// runDaemon runs srv until the returned stop is called (or the test ends).
+func runDaemon(t *testing.T, srv *sm.Server) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("daemon: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// rolloutEngines runs the daemon with each engine in turn on the same
+// output and OpenSM (a restart of nuesm each time): every generation
+// rolls out from what the previous engine left on the switches, and the
+// SA's path SLs and the SL2VL tables must be the new routing's.
+func rolloutEngines(t *testing.T, b *osmBed, vls int, engines ...string) {
+	b.discover()
+	gen := 0
+	for _, e := range engines {
+		var extra []sm.Option
+		if e == "sar-nue" {
+			g, _ := b.published(gen)
+			var terms []int32
+			for i := 0; i < len(g.Terms); i += max(1, len(g.Terms)/8) {
+				terms = append(terms, int32(i))
+			}
+			extra = append(extra, sm.WithJobSource(staticJobs{[]routing.Job{{ID: "4711", Terms: terms}}}))
+		}
+		srv := b.server(b.config(e, vls), extra...)
+		stop := runDaemon(t, srv)
+		st := b.waitDeployed(srv, gen, e)
+		gen = st.Published.Generation
+		_, r := b.published(gen)
+		t.Logf("%s: generation %d deployed (%d VLs, SLs per destination: %v, plan %+v)", e, gen, r.NumVLs, r.SL.PerDest(), deployStatus(st).LastPlan)
+		b.checkDeployed(gen, 48)
+		stop()
+	}
+	if b.steps() < len(engines) {
+		t.Errorf("only %d write steps were read back for %d rollouts", b.steps(), len(engines))
+	}
+}
+
+// TestOpenSMRolloutTorus: a 4×4×4 torus with 8 VLs; Nue, DFSSSP (SLs per
+// source switch, served by QoS match rules with source groups) and
+// sar-nue (for a job) in turn, each rolled out step by step from the
+// tables the previous one left.
+func TestOpenSMRolloutTorus(t *testing.T) {
+	tp, err := topo.Torus([]int{4, 4, 4}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rolloutEngines(t, newOSMBed(t, tp), 8, "nue", "dfsssp", "sar-nue")
+}
+
+// TestOpenSMRolloutLASH: LASH on a 6×6 torus needs 3 VLs with SLs per
+// source switch; OpenSM's SA must serve them.
+func TestOpenSMRolloutLASH(t *testing.T) {
+	tp, err := topo.Torus([]int{6, 6}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rolloutEngines(t, newOSMBed(t, tp), 8, "lash")
 }

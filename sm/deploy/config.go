@@ -98,6 +98,7 @@ type StepEvent struct {
 	Generation, Step, Steps int
 	Graph                   *fabric.Graph
 	Tables                  *lft.Routing // the step's tables (LFTs, SLs, SL2VL)
+	Paused                  []int32      // destinations whose pairs are paused (an open drain phase)
 }
 
 // Defaults fills zero fields; output is the daemon's output directory.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -78,7 +79,9 @@ func (d *Deployer) checkOperVLs(ctx context.Context, g *fabric.Graph, need int) 
 		for c := g.Off[s]; c < g.Off[s+1]; c++ {
 			port := g.OutPort[c]
 			lid := int(g.F.Nodes[g.Switches[s]].Ports[0].LID)
-			out, err := d.run.run(ctx, "smpquery", "portinfo", strconv.Itoa(lid), strconv.Itoa(int(port)))
+			qctx, cancel := d.quick(ctx)
+			out, err := d.run.run(qctx, "smpquery", "portinfo", strconv.Itoa(lid), strconv.Itoa(int(port)))
+			cancel()
 			if err != nil {
 				d.log.Warn("cannot read a port's operational VLs", "err", err)
 				return nil
@@ -104,6 +107,11 @@ func (d *Deployer) checkSLs(ctx context.Context, g *fabric.Graph, r *lft.Routing
 		return nil
 	}
 	n := min(d.cfg.SLChecks, len(s.SL))
+	// The SA answers over LID routes, which the step may still lack for
+	// some sources: each query gets a few seconds, and the first one that
+	// fails ends the sample (said in the log, never taken as SL 0).
+	qctx, cancel := context.WithTimeout(ctx, min(d.cfg.ToolTimeout, 5*time.Second)*time.Duration(n))
+	defer cancel()
 	for k := 0; k < n; k++ {
 		c := s.SL[k*len(s.SL)/n]
 		slid, sw := sourceFor(g, c)
@@ -111,10 +119,12 @@ func (d *Deployer) checkSLs(ctx context.Context, g *fabric.Graph, r *lft.Routing
 			continue
 		}
 		want := r.SL.Of(sw, slid, c.DLID)
-		got, err := pathSL(ctx, d.run, slid, c.DLID)
+		one, cancel1 := d.quick(qctx)
+		got, err := pathSL(one, d.run, slid, c.DLID)
+		cancel1()
 		if err != nil {
-			d.log.Warn("SA path record query failed; SL not checked", "slid", slid, "dlid", c.DLID, "err", err)
-			continue
+			d.log.Warn("SA path record query failed; the step's SLs are not sampled further", "slid", slid, "dlid", c.DLID, "err", err)
+			return nil
 		}
 		if got != want {
 			return fmt.Errorf("OpenSM's SA gives SL %d for the path LID %d -> %d, the step has SL %d: the QoS policy %s did not take",
@@ -165,7 +175,9 @@ func (d *Deployer) checkSL2VL(ctx context.Context, g *fabric.Graph, r *lft.Routi
 		}
 		lid := int(g.F.Nodes[g.Switches[sw]].Ports[0].LID)
 		port := int(g.OutPort[g.Off[sw]])
-		tabs, err := readSL2VL(ctx, d.run, lid, port)
+		qctx, cancel := d.quick(ctx)
+		tabs, err := readSL2VL(qctx, d.run, lid, port)
+		cancel()
 		if err != nil {
 			d.log.Warn("cannot read SL2VL tables back", "switch", g.SwitchName(sw), "err", err)
 			continue
@@ -181,4 +193,10 @@ func (d *Deployer) checkSL2VL(ctx context.Context, g *fabric.Graph, r *lft.Routi
 		}
 	}
 	return nil
+}
+
+// quick bounds one query of a sample: LID-routed queries may find no
+// route in a state between steps, and a sample must not hold up a step.
+func (d *Deployer) quick(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, min(d.cfg.ToolTimeout, 5*time.Second))
 }

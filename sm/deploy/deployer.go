@@ -68,6 +68,7 @@ type HeldStatus struct {
 	Loops       int64     `json:"loops"`
 	Cycle       string    `json:"cycle,omitempty"`
 	Undelivered int64     `json:"undelivered_pairs"`
+	PausedDests int       `json:"paused_destinations,omitempty"` // open drain phase: left out of the CDG check
 	Pairs       int64     `json:"pairs"`
 	Missing     []string  `json:"missing_switches,omitempty"`
 }

@@ -72,7 +72,7 @@ func (r *runner) run(ctx context.Context, name string, args ...string) ([]byte, 
 	case stdout.over:
 		err = fmt.Errorf("%w (%d bytes)", ErrOutputLimit, r.limit)
 	case ctx.Err() == context.DeadlineExceeded:
-		err = fmt.Errorf("timed out after %v", r.timeout)
+		err = fmt.Errorf("timed out (limit %v)", r.timeout)
 	}
 	if err != nil {
 		msg := strings.TrimSpace(lastLines(stderr.String(), 5))

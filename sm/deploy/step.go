@@ -14,7 +14,7 @@ import (
 
 // runStep executes step i of a plan from the staged state cur and returns
 // the new staged state.
-func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routing, s *plan.Step, i, gen int) (*lft.Routing, error) {
+func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routing, s *plan.Step, i, gen int, paused map[int32]bool) (*lft.Routing, error) {
 	t0 := time.Now()
 	kind := s.Kind.String()
 	defer func() { d.met.stepSeconds.WithLabelValues(kind).Observe(time.Since(t0).Seconds()) }()
@@ -46,18 +46,21 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	if err := d.stage(g, next); err != nil {
 		return nil, err
 	}
+	tApply := time.Now()
 	got, err := d.apply(ctx, g, next)
+	applied := time.Since(tApply)
 	if err != nil {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
-		d.readHeldAfterFailure(ctx, g, gen, i)
+		d.readHeldAfterFailure(ctx, g, gen, i, paused)
 		return nil, err
 	}
 	d.heldSLs(g, got)
-	rep := d.checkHeld(g, got, gen, fmt.Sprintf("step %d of generation %d", i+1, gen))
+	rep := d.checkHeld(g, got, gen, fmt.Sprintf("step %d of generation %d", i+1, gen), paused)
 	if !d.held.Safe {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
 		return nil, fmt.Errorf("%w: %v", ErrUnsafeState, rep.Err())
 	}
+	tCheck := time.Now()
 	if err := d.checkSLs(ctx, g, next, s); err != nil {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
 		return nil, err
@@ -68,8 +71,14 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	}
 	d.met.stepsTotal.WithLabelValues("proven").Inc()
 	d.st.ProvenSteps++
+	d.log.Info("step proven", "generation", gen, "step", i+1, "of", d.st.Steps, "lft_writes", len(s.LFT), "sl_changes", len(s.SL),
+		"apply_seconds", applied.Seconds(), "check_seconds", time.Since(tCheck).Seconds(), "seconds", time.Since(t0).Seconds())
 	if d.cfg.AfterStep != nil {
-		d.cfg.AfterStep(StepEvent{Generation: gen, Step: i + 1, Steps: d.st.Steps, Graph: g, Tables: next})
+		var ps []int32
+		for dl := range paused {
+			ps = append(ps, dl)
+		}
+		d.cfg.AfterStep(StepEvent{Generation: gen, Step: i + 1, Steps: d.st.Steps, Graph: g, Tables: next, Paused: ps})
 	}
 	return next, nil
 }
@@ -82,14 +91,14 @@ func (d *Deployer) setStepNote(note string) {
 
 // readHeldAfterFailure reads the switches back so that status shows what
 // they hold after a step that did not take.
-func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, gen, i int) {
+func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, gen, i int, paused map[int32]bool) {
 	held, missing, err := readLFTs(ctx, d.run, g)
 	if err != nil {
 		d.held = &HeldStatus{ReadAt: time.Now().UTC(), Generation: gen, Matches: "unknown: " + err.Error()}
 		return
 	}
 	d.heldSLs(g, held)
-	d.checkHeld(g, held, gen, fmt.Sprintf("unknown: between step %d and step %d of generation %d", i, i+1, gen))
+	d.checkHeld(g, held, gen, fmt.Sprintf("unknown: between step %d and step %d of generation %d", i, i+1, gen), paused)
 	d.held.Missing = missing
 }
 
