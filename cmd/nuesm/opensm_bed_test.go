@@ -41,6 +41,7 @@ type osmBed struct {
 	mu       sync.Mutex
 	checked  int // write steps read back and verified by the test
 	stepLogs []string
+	onStep   func(deploy.StepEvent) // called after each checked step (fault injection)
 }
 
 // budget returns frac of the time left before the test's deadline
@@ -192,7 +193,11 @@ func (b *osmBed) checkStep(ev deploy.StepEvent) {
 	b.mu.Lock()
 	b.checked++
 	b.stepLogs = append(b.stepLogs, fmt.Sprintf("gen %d step %d/%d: %d of %d pairs delivered, %d destinations paused", ev.Generation, ev.Step, ev.Steps, rep.Delivered, rep.Pairs, len(ev.Paused)))
+	hook := b.onStep
 	b.mu.Unlock()
+	if hook != nil {
+		hook(ev)
+	}
 }
 
 func (b *osmBed) steps() int {

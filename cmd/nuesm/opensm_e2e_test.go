@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -64,7 +65,7 @@ func (b *osmBed) checkSLs(g *fabric.Graph, r *lft.Routing, pairs int) {
 					continue
 				}
 			}
-			out, err := b.sim.Run(budget(b.t, 0.02), "saquery", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
+			out, err := b.saquery(slid, dlid)
 			if err != nil {
 				b.t.Errorf("saquery %d:%d: %v", slid, dlid, err)
 				continue
@@ -89,6 +90,19 @@ func (b *osmBed) checkSLs(g *fabric.Graph, r *lft.Routing, pairs int) {
 		b.t.Errorf("%d sampled paths all have SL 0 in a %d-VL routing: the sample proves nothing", asked, r.NumVLs)
 	}
 	b.t.Logf("SLs: %d paths asked, %d with SL > 0, all as nuesm.sl says", asked, nonzero)
+}
+
+// saquery asks for one path record; an SM that has just come up may not
+// answer yet, so a failed query is repeated within a deadline.
+func (b *osmBed) saquery(slid, dlid int) ([]byte, error) {
+	deadline := time.Now().Add(budget(b.t, 0.05))
+	for {
+		out, err := b.sim.Run(budget(b.t, 0.02), "saquery", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
+		if err == nil || time.Now().After(deadline) {
+			return out, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 var sl2vlRow = regexp.MustCompile(`(?m)^ports: in\s+(\d+), out\s+(\d+):((?:\s*\|\s*\d+)+)\s*\|`)

@@ -37,14 +37,14 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	if err != nil {
 		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
 	}
-	if _, err := d.osm.pid(); err != nil {
-		return d.stop(PhaseNoOpenSM, "no-opensm", err)
-	}
 	held, err := d.settle(ctx, g)
 	if err != nil {
 		return d.stop(PhaseStuck, "stuck", err)
 	}
 	d.checkHeld(g, held, ref.gen, "held before the rollout", nil)
+	if _, err := d.osm.pid(); err != nil {
+		return d.stop(PhaseNoOpenSM, "no-opensm", err)
+	}
 	if sameTables(g, held, target) {
 		d.held.Matches = fmt.Sprintf("generation %d", ref.gen)
 		return d.done(ref.gen)
@@ -73,6 +73,9 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 			}
 		}
 		next, err := d.runStep(ctx, g, staged, step, i, ref.gen, paused)
+		if err != nil && errors.Is(err, ErrNoOpenSM) {
+			return d.stop(PhaseNoOpenSM, "no-opensm", fmt.Errorf("generation %d, before step %d of %d: %w", ref.gen, i+1, len(p.Steps), err))
+		}
 		if step.Kind == plan.Resume {
 			for _, pa := range step.Paused {
 				delete(paused, pa.DLID)

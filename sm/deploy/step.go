@@ -32,7 +32,7 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	next := cur.Clone()
 	applyStep(g, next, s)
 	if _, err := d.osm.pid(); err != nil {
-		return nil, err
+		return nil, &noOpenSMError{err}
 	}
 	if len(s.SL2VL) > 0 && d.cfg.ManageConf {
 		if err := writeSL2VLBlock(d.cfg.Conf, next.SL2VL.Default); err != nil {
@@ -51,7 +51,7 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	applied := time.Since(tApply)
 	if err != nil {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
-		d.readHeldAfterFailure(ctx, g, gen, i, paused)
+		d.readHeldAfterFailure(ctx, g, gen, i, paused, cur, next)
 		return nil, err
 	}
 	d.heldSLs(g, got)
@@ -91,14 +91,20 @@ func (d *Deployer) setStepNote(note string) {
 
 // readHeldAfterFailure reads the switches back so that status shows what
 // they hold after a step that did not take.
-func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, gen, i int, paused map[int32]bool) {
+func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, gen, i int, paused map[int32]bool, cur, next *lft.Routing) {
 	held, missing, err := readLFTs(ctx, d.run, g)
 	if err != nil {
-		d.held = &HeldStatus{ReadAt: time.Now().UTC(), Generation: gen, Matches: "unknown: " + err.Error()}
+		d.held = &HeldStatus{ReadAt: time.Now().UTC(), Generation: gen, Matches: "unknown: reading the switches failed: " + err.Error()}
 		return
 	}
 	d.heldSLs(g, held)
-	d.checkHeld(g, held, gen, fmt.Sprintf("unknown: between step %d and step %d of generation %d", i, i+1, gen), paused)
+	what := fmt.Sprintf("a mix of step %d and step %d of generation %d (step %d half applied)", i, i+1, gen, i+1)
+	if n, _ := sameLFTs(g, held, cur, 0); n == 0 {
+		what = fmt.Sprintf("step %d of generation %d (step %d staged, not applied)", i, gen, i+1)
+	} else if n, _ := sameLFTs(g, held, next, 0); n == 0 {
+		what = fmt.Sprintf("step %d of generation %d (applied, not proven)", i+1, gen)
+	}
+	d.checkHeld(g, held, gen, what, paused)
 	d.held.Missing = missing
 }
 
@@ -196,3 +202,9 @@ func logVerdict(lg sweepLog) error {
 	}
 	return nil
 }
+
+// noOpenSMError marks a step that found no OpenSM to apply it.
+type noOpenSMError struct{ err error }
+
+func (e *noOpenSMError) Error() string { return e.err.Error() }
+func (e *noOpenSMError) Unwrap() error { return e.err }
