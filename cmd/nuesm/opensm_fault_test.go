@@ -200,7 +200,9 @@ func TestNuesmKilledMidRollout(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	waitState(func(s string) bool { return strings.Contains(s, `"deployed_generation": 1`) && strings.Contains(s, `"phase": "idle"`) }, "generation 1 deployed")
+	waitState(func(s string) bool {
+		return strings.Contains(s, `"deployed_generation": 1`) && strings.Contains(s, `"phase": "idle"`)
+	}, "generation 1 deployed")
 	b.unlink(tp)
 	s := waitState(func(s string) bool {
 		return strings.Contains(s, `"target_generation": 2`) && strings.Contains(s, `"phase": "rolling"`) && !strings.Contains(s, `"staged_step": 0,`)
