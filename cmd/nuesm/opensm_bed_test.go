@@ -129,7 +129,9 @@ func (b *osmBed) config(engine string, vls int) sm.Config {
 // deployer's AfterStep reading the switches back.
 func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 	b.t.Helper()
-	opts, err := servePlugins(cfg)
+	plain := cfg
+	plain.OpenSM.Enabled = false // the test installs its own deployer, with AfterStep
+	opts, err := serveOptions(plain, nil)
 	if err != nil {
 		b.t.Fatal(err)
 	}
