@@ -3,6 +3,8 @@ package lft
 import (
 	"bufio"
 	"bytes"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,5 +118,31 @@ func TestQoSPolicyPaths(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTableSetDropsUnwritablePolicy: SLs no policy can hold (two LIDs of
+// one port with different SLs) give a set without qos-policy.conf, a
+// stale one is removed, and OpenSMNotes says why.
+func TestTableSetDropsUnwritablePolicy(t *testing.T) {
+	g := ringGraph(t, 4, 2, nil, 1)
+	r := randomRouting(g, 7, randomOpts{})
+	term := g.Terms[0]
+	r.SL.ByDest[term.LID], r.SL.ByDest[term.LID+1] = 1, 2
+	dir := t.TempDir()
+	stale := filepath.Join(dir, QoSPolicyFile)
+	if err := os.WriteFile(stale, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set := &TableSet{Graph: g, Routing: r}
+	if err := set.WriteDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("a stale qos-policy.conf survived a set without a policy")
+	}
+	notes := set.OpenSMNotes()
+	if len(notes) == 0 || !strings.Contains(notes[0], "SL 0") {
+		t.Errorf("notes %q do not say the hosts would use SL 0", notes)
 	}
 }

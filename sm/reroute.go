@@ -221,6 +221,9 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		}
 		st.Plan = &plan.Summary
 	}
+	for _, n := range set.OpenSMNotes() {
+		s.log.Warn("OpenSM cannot deliver all of these tables", "note", n)
+	}
 	files := append(set.Files(), lft.File{Name: planFile, Write: func(w io.Writer) error { return writePlan(w, plan, old == nil) }})
 	if err := s.phase("publish", func() error { return s.pub.publish(st, files) }); err != nil {
 		return resultFailed, err
