@@ -48,4 +48,7 @@ type Deployer interface {
 	Publish(gen int, dir string)
 	// Status is the deployer's part of /status; safe for concurrent use.
 	Status() any
+	// Deployed is the last generation the switches were proven to hold
+	// (0: none); safe for concurrent use.
+	Deployed() int
 }

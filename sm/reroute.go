@@ -267,6 +267,7 @@ func (s *Server) readPublished(g *fabric.Graph) *lft.Routing {
 }
 
 func (s *Server) updateRoutingMetrics(st *PublishedStatus) {
+	s.metrics.setEngine(s.cfg.Engines, st.Engine)
 	s.metrics.vls.Set(float64(st.VLs))
 	v := 0.0
 	if st.Verified {

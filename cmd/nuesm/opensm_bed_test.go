@@ -135,7 +135,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	dc, err := deployConfig(cfg)
+	dc, err := deploy.ConfigFrom(cfg)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	opts = append(opts, sm.WithMetrics(m), sm.WithDeployer(deployer{d}))
+	opts = append(opts, sm.WithMetrics(m), sm.WithDeployer(deploy.Adapter{D: d}))
 	srv, err := sm.New(cfg, append(opts, extra...)...)
 	if err != nil {
 		b.t.Fatal(err)

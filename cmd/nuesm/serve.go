@@ -16,6 +16,7 @@ import (
 
 	"github.com/nuesm/nuesm/internal/defaults"
 	"github.com/nuesm/nuesm/sm"
+	"github.com/nuesm/nuesm/sm/deploy"
 )
 
 // serveFlags are serve's flags: the settings in cfg override the
@@ -132,7 +133,7 @@ func serveOptions(cfg sm.Config, log *slog.Logger) ([]sm.Option, error) {
 	}
 	if cfg.OpenSM.Enabled {
 		m := sm.NewMetrics()
-		osm, err := opensmPlugin(cfg, log, m)
+		osm, err := deploy.Plugin(cfg, log, m)
 		if err != nil {
 			return nil, err
 		}

@@ -115,6 +115,9 @@ type Deployer struct {
 	held    *HeldStatus
 	plan    *PlanInfo
 	pending *genRef // a generation that arrived during a rollout
+	// operVLsOK is the VL count the ports were seen to operate (read once:
+	// a port's operational VLs change only when OpenSM's max_op_vls does).
+	operVLsOK int
 }
 
 type genRef struct {

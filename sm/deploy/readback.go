@@ -77,7 +77,7 @@ func readTopLIDs(ctx context.Context, run *runner, g *fabric.Graph, r *lft.Routi
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(tops))
-	sem := make(chan struct{}, 8)
+	sem := make(chan struct{}, 3) // ibsim serves at most 10 clients at once
 	for i, t := range tops {
 		s, ok := idx[t.guid]
 		if !ok || t.lid > r.MaxLID() {

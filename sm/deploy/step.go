@@ -178,7 +178,7 @@ func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing
 		if err := sleep(ctx, poll); err != nil {
 			return nil, err
 		}
-		poll = min(poll*2, 500*time.Millisecond)
+		poll = min(poll*2, 100*time.Millisecond)
 	}
 }
 
