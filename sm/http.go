@@ -2,9 +2,9 @@ package sm
 
 import (
 	"context"
-	"fmt"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
