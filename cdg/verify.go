@@ -41,20 +41,6 @@ type Options struct {
 	Workers int
 }
 
-// Failure reasons of a pair.
-const (
-	reasonOK uint8 = iota
-	reasonLoop
-	reasonNoRoute
-	reasonBadPort
-	reasonUncabled
-	reasonWrongNode
-	reasonWrongPort
-)
-
-var reasonText = [...]string{"ok", "forwarding loop", "no route (LFT entry 0xFF)", "LFT port beyond the switch's port count",
-	"LFT port not cabled", "LFT port ends the path before the destination (port 0, or a CA or router port)", "wrong port at the destination switch"}
-
 // PairFailure is an example of an undelivered pair.
 type PairFailure struct {
 	Src    string // source name (CA description or switch name) and port

@@ -1,0 +1,257 @@
+package lft
+
+import "github.com/nuesm/nuesm/fabric"
+
+// Reason says whether a packet that follows the tables reaches its
+// destination and, if not, why. It is the one list of failures that every
+// walk of the tables reports: the verifier, the planner, the metrics and
+// the simulator's set-up.
+type Reason uint8
+
+// Outcomes of a walk.
+const (
+	Delivered Reason = iota
+	Loop             // the walk comes back to a switch it has visited
+	NoRoute          // LFT entry NoPort
+	BadPort          // port beyond the switch's port count
+	Uncabled         // port without a cable (a failed link)
+	WrongNode        // port 0 before the destination switch, or a port cabled to a CA or router
+	WrongPort        // the destination switch forwards on another port than the destination's
+)
+
+var reasonText = [...]string{
+	Delivered: "ok",
+	Loop:      "forwarding loop",
+	NoRoute:   "no route (LFT entry 0xFF)",
+	BadPort:   "LFT port beyond the switch's port count",
+	Uncabled:  "LFT port not cabled",
+	WrongNode: "LFT port ends the path before the destination (port 0, or a CA or router port)",
+	WrongPort: "wrong port at the destination switch",
+}
+
+// String returns the phrase reports use for the reason.
+func (r Reason) String() string {
+	if int(r) < len(reasonText) {
+		return reasonText[r]
+	}
+	return "unknown reason"
+}
+
+// Target returns the switch that answers LID lid and the port it delivers
+// on: the switch itself and port 0 for a switch LID, the switch a CA or
+// router port is cabled to and that switch's port for theirs. sw is -1
+// when nobody answers lid or the port is cabled to no switch; term is the
+// terminal index, -1 for a switch LID.
+func Target(g *fabric.Graph, lid int) (sw int32, port uint8, term int32) {
+	sw, term = g.Owner(lid)
+	if term >= 0 {
+		return g.Terms[term].Switch, g.Terms[term].SwitchPort, term
+	}
+	return sw, 0, term
+}
+
+// Hop resolves LFT port p of switch x for a packet whose destination is
+// not on x: the channel it leaves on, or -1 and why it cannot go on. A
+// loopback cable (both ends on x) is a Loop.
+func Hop(g *fabric.Graph, x int32, p uint8) (int32, Reason) {
+	if p == NoPort {
+		return -1, NoRoute
+	}
+	if c := g.ChannelAt(x, p); c >= 0 {
+		return c, Delivered
+	}
+	node := &g.F.Nodes[g.Switches[x]]
+	switch {
+	case p == 0:
+		return -1, WrongNode
+	case int(p) > node.NumPorts():
+		return -1, BadPort
+	case !node.Ports[p].Cabled():
+		return -1, Uncabled
+	case g.F.Nodes[node.Ports[p].Peer.Node].Kind != fabric.Switch:
+		return -1, WrongNode
+	}
+	return -1, Loop
+}
+
+// Arrive checks LFT port p of the destination switch against port, the
+// port of the destination (0 for the switch's own LID).
+func Arrive(p, port uint8) Reason {
+	switch p {
+	case port:
+		return Delivered
+	case NoPort:
+		return NoRoute
+	}
+	return WrongPort
+}
+
+// Walker follows the tables towards one destination at a time. A packet's
+// fate depends on its switch and destination only, so the Walker settles
+// each switch once per destination (the walks of all sources form a
+// forest of next hops) and a destination costs O(switches). It allocates
+// nothing after NewWalker (Accumulate's scratch once); each goroutine owns
+// one.
+type Walker struct {
+	g     *fabric.Graph
+	r     *Routing
+	col   []uint8 // the destination's entry per switch (DestColumn), nil: r's
+	d     int
+	dsw   int32
+	dport uint8
+	stamp uint32
+	st    []uint32 // per switch: stamp<<2 | state
+	why   []Reason // per settled switch
+	at    []int32  // per failed switch: where the walk fails
+	hops  []int32  // per delivered switch: hops to the destination switch
+	out   []int32  // per delivered switch but the destination's: its channel
+	path  []int32  // switches the last Resolve settled, from its source on
+	cnt   []int32  // Accumulate's scratch
+	ord   []int32
+}
+
+// Per-switch states of the current destination.
+const (
+	stVisiting uint32 = 1
+	stDone     uint32 = 2
+)
+
+// NewWalker returns a Walker of routing r (nil when only DestColumn is
+// used) on graph g.
+func NewWalker(g *fabric.Graph, r *Routing) *Walker {
+	S := g.NumSwitches()
+	return &Walker{g: g, r: r, st: make([]uint32, S), why: make([]Reason, S), at: make([]int32, S),
+		hops: make([]int32, S), out: make([]int32, S)}
+}
+
+// Dest starts the walks towards LID d along r's tables and returns the
+// switch that answers d, as Target does (-1: every walk fails).
+func (w *Walker) Dest(d int) int32 {
+	dsw, dport, _ := Target(w.g, d)
+	w.start(nil, d, dsw, dport)
+	return dsw
+}
+
+// DestColumn starts walks that read switch x's entry from col[x] towards
+// port dport of switch dsw: one destination's tables at one moment.
+func (w *Walker) DestColumn(col []uint8, dsw int32, dport uint8) {
+	w.start(col, -1, dsw, dport)
+}
+
+func (w *Walker) start(col []uint8, d int, dsw int32, dport uint8) {
+	w.col, w.d, w.dsw, w.dport = col, d, dsw, dport
+	w.stamp++
+	if w.stamp >= 1<<30 {
+		clear(w.st)
+		w.stamp = 1
+	}
+}
+
+func (w *Walker) port(x int32) uint8 {
+	if w.col != nil {
+		return w.col[x]
+	}
+	return w.r.Port(x, w.d)
+}
+
+// Resolve follows the tables from switch u and returns Delivered, or why
+// the packet is lost and the switch where that happens (where a loop
+// closes, for a Loop). It settles every switch on the way.
+func (w *Walker) Resolve(u int32) (Reason, int32) {
+	w.path = w.path[:0]
+	if s := w.st[u]; s>>2 == w.stamp && s&3 == stDone {
+		return w.why[u], w.at[u]
+	}
+	g := w.g
+	x, why, at, h := u, Delivered, int32(-1), int32(-1)
+	for {
+		if s := w.st[x]; s>>2 == w.stamp {
+			if s&3 == stVisiting {
+				why, at = Loop, x
+			} else {
+				why, at, h = w.why[x], w.at[x], w.hops[x]
+			}
+			break
+		}
+		w.st[x] = w.stamp<<2 | stVisiting
+		w.path = append(w.path, x)
+		p := w.port(x)
+		if x == w.dsw {
+			if why = Arrive(p, w.dport); why != Delivered {
+				at = x
+			}
+			break
+		}
+		c, r := Hop(g, x, p)
+		if r != Delivered {
+			why, at = r, x
+			break
+		}
+		w.out[x] = c
+		x = g.Head[c]
+	}
+	done := w.stamp<<2 | stDone
+	for i := len(w.path) - 1; i >= 0; i-- {
+		y := w.path[i]
+		h++
+		w.st[y], w.why[y], w.at[y], w.hops[y] = done, why, at, h
+	}
+	return why, at
+}
+
+// Settled returns the switches the last Resolve settled, in walk order
+// (its source first); empty when the source was settled before. It is
+// valid until the next Resolve.
+func (w *Walker) Settled() []int32 { return w.path }
+
+// Delivered reports whether switch x is settled as delivered for the
+// current destination.
+func (w *Walker) Delivered(x int32) bool {
+	return w.st[x] == w.stamp<<2|stDone && w.why[x] == Delivered
+}
+
+// Hops returns the switch-to-switch hops from switch x, settled as
+// delivered, to the destination switch.
+func (w *Walker) Hops(x int32) int32 { return w.hops[x] }
+
+// Next returns the channel switch x, settled as delivered and not the
+// destination switch, forwards on.
+func (w *Walker) Next(x int32) int32 { return w.out[x] }
+
+// Accumulate pushes load[x], the packets that start at switch x, along the
+// walks towards the destination, farthest switches first: every channel c
+// they cross adds them to perChannel[c], and every switch's load grows by
+// what passes through it. Switches not settled as delivered keep their
+// load and push nothing. O(switches).
+func (w *Walker) Accumulate(load, perChannel []int64) {
+	S := len(w.st)
+	if w.cnt == nil {
+		w.cnt, w.ord = make([]int32, S+1), make([]int32, S)
+	}
+	clear(w.cnt)
+	maxH := int32(0)
+	for x := int32(0); int(x) < S; x++ {
+		if w.Delivered(x) && w.hops[x] > 0 {
+			w.cnt[w.hops[x]]++
+			maxH = max(maxH, w.hops[x])
+		}
+	}
+	// Counting sort by decreasing hops, switches ascending within a count.
+	n := int32(0)
+	for h := maxH; h >= 1; h-- {
+		n, w.cnt[h] = n+w.cnt[h], n
+	}
+	for x := int32(0); int(x) < S; x++ {
+		if w.Delivered(x) && w.hops[x] > 0 {
+			w.ord[w.cnt[w.hops[x]]] = x
+			w.cnt[w.hops[x]]++
+		}
+	}
+	for _, x := range w.ord[:n] {
+		if l := load[x]; l != 0 {
+			c := w.out[x]
+			perChannel[c] += l
+			load[w.g.Head[c]] += l
+		}
+	}
+}
