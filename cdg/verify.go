@@ -200,22 +200,7 @@ func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
 	}
 	v := &verifier{g: g, r: r, opt: opt}
 	S := g.NumSwitches()
-	v.comp = make([]int32, S)
-	for i := range v.comp {
-		v.comp[i] = -1
-	}
-	dist, queue := make([]int32, S), make([]int32, S)
-	for s := int32(0); int(s) < S; s++ {
-		if v.comp[s] >= 0 {
-			continue
-		}
-		g.BFS(s, dist, queue)
-		for t, d := range dist {
-			if d >= 0 {
-				v.comp[t] = s
-			}
-		}
-	}
+	v.comp = g.SwitchComponents()
 	v.nsrc = make([]int32, S)
 	for s := 0; s < S; s++ {
 		v.nsrc[s] = g.TermOff[s+1] - g.TermOff[s]

@@ -34,6 +34,29 @@ func (g *Graph) BFS(src int32, dist, queue []int32) {
 	}
 }
 
+// SwitchComponents labels every switch with its connected component of
+// the switch graph, named by the lowest switch index in it: two switches
+// reach each other iff their labels are equal. O(S + C).
+func (g *Graph) SwitchComponents() []int32 {
+	S := len(g.Switches)
+	comp, dist, queue := make([]int32, S), make([]int32, S), make([]int32, S)
+	for i := range comp {
+		comp[i] = -1
+	}
+	for s := int32(0); int(s) < S; s++ {
+		if comp[s] >= 0 {
+			continue
+		}
+		g.BFS(s, dist, queue)
+		for t, d := range dist {
+			if d >= 0 {
+				comp[t] = s
+			}
+		}
+	}
+	return comp
+}
+
 // HopStats summarises hop distances in the switch graph.
 type HopStats struct {
 	Switches      int     // switches in the fabric

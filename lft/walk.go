@@ -54,24 +54,29 @@ func Target(g *fabric.Graph, lid int) (sw int32, port uint8, term int32) {
 // not on x: the channel it leaves on, or -1 and why it cannot go on. A
 // loopback cable (both ends on x) is a Loop.
 func Hop(g *fabric.Graph, x int32, p uint8) (int32, Reason) {
-	if p == NoPort {
-		return -1, NoRoute
-	}
-	if c := g.ChannelAt(x, p); c >= 0 {
+	if c := g.ChannelAt(x, p); c >= 0 && p != NoPort {
 		return c, Delivered
+	}
+	return -1, lost(g, x, p)
+}
+
+// lost says why port p of switch x leads to no other switch.
+func lost(g *fabric.Graph, x int32, p uint8) Reason {
+	if p == NoPort {
+		return NoRoute
 	}
 	node := &g.F.Nodes[g.Switches[x]]
 	switch {
 	case p == 0:
-		return -1, WrongNode
+		return WrongNode
 	case int(p) > node.NumPorts():
-		return -1, BadPort
+		return BadPort
 	case !node.Ports[p].Cabled():
-		return -1, Uncabled
+		return Uncabled
 	case g.F.Nodes[node.Ports[p].Peer.Node].Kind != fabric.Switch:
-		return -1, WrongNode
+		return WrongNode
 	}
-	return -1, Loop
+	return Loop
 }
 
 // Arrive checks LFT port p of the destination switch against port, the
@@ -100,28 +105,29 @@ type Walker struct {
 	dsw   int32
 	dport uint8
 	stamp uint32
-	st    []uint32 // per switch: stamp<<2 | state
-	why   []Reason // per settled switch
+	st    []uint32 // per switch: stamp<<stBits | Reason<<2 | state
 	at    []int32  // per failed switch: where the walk fails
 	hops  []int32  // per delivered switch: hops to the destination switch
 	out   []int32  // per delivered switch but the destination's: its channel
 	path  []int32  // switches the last Resolve settled, from its source on
+	ok    []int32  // switches settled as delivered for this destination
 	cnt   []int32  // Accumulate's scratch
 	ord   []int32
 }
 
-// Per-switch states of the current destination.
+// Per-switch states of the current destination, below the stamp and the
+// Reason of a settled switch.
 const (
 	stVisiting uint32 = 1
 	stDone     uint32 = 2
+	stBits            = 5
 )
 
 // NewWalker returns a Walker of routing r (nil when only DestColumn is
 // used) on graph g.
 func NewWalker(g *fabric.Graph, r *Routing) *Walker {
 	S := g.NumSwitches()
-	return &Walker{g: g, r: r, st: make([]uint32, S), why: make([]Reason, S), at: make([]int32, S),
-		hops: make([]int32, S), out: make([]int32, S)}
+	return &Walker{g: g, r: r, st: make([]uint32, S), at: make([]int32, S), hops: make([]int32, S), out: make([]int32, S)}
 }
 
 // Dest starts the walks towards LID d along r's tables and returns the
@@ -141,7 +147,8 @@ func (w *Walker) DestColumn(col []uint8, dsw int32, dport uint8) {
 func (w *Walker) start(col []uint8, d int, dsw int32, dport uint8) {
 	w.col, w.d, w.dsw, w.dport = col, d, dsw, dport
 	w.stamp++
-	if w.stamp >= 1<<30 {
+	w.ok = w.ok[:0]
+	if w.stamp >= 1<<(32-stBits) {
 		clear(w.st)
 		w.stamp = 1
 	}
@@ -159,21 +166,21 @@ func (w *Walker) port(x int32) uint8 {
 // closes, for a Loop). It settles every switch on the way.
 func (w *Walker) Resolve(u int32) (Reason, int32) {
 	w.path = w.path[:0]
-	if s := w.st[u]; s>>2 == w.stamp && s&3 == stDone {
-		return w.why[u], w.at[u]
+	if s := w.st[u]; s>>stBits == w.stamp && s&3 == stDone {
+		return Reason(s>>2) & 7, w.at[u]
 	}
 	g := w.g
 	x, why, at, h := u, Delivered, int32(-1), int32(-1)
 	for {
-		if s := w.st[x]; s>>2 == w.stamp {
+		if s := w.st[x]; s>>stBits == w.stamp {
 			if s&3 == stVisiting {
 				why, at = Loop, x
 			} else {
-				why, at, h = w.why[x], w.at[x], w.hops[x]
+				why, at, h = Reason(s>>2)&7, w.at[x], w.hops[x]
 			}
 			break
 		}
-		w.st[x] = w.stamp<<2 | stVisiting
+		w.st[x] = w.stamp<<stBits | stVisiting
 		w.path = append(w.path, x)
 		p := w.port(x)
 		if x == w.dsw {
@@ -190,13 +197,20 @@ func (w *Walker) Resolve(u int32) (Reason, int32) {
 		w.out[x] = c
 		x = g.Head[c]
 	}
-	done := w.stamp<<2 | stDone
+	done := w.stamp<<stBits | uint32(why)<<2 | stDone
+	if why != Delivered {
+		for _, y := range w.path {
+			w.st[y], w.at[y] = done, at
+		}
+		return why, at
+	}
 	for i := len(w.path) - 1; i >= 0; i-- {
 		y := w.path[i]
 		h++
-		w.st[y], w.why[y], w.at[y], w.hops[y] = done, why, at, h
+		w.st[y], w.hops[y] = done, h
 	}
-	return why, at
+	w.ok = append(w.ok, w.path...)
+	return Delivered, -1
 }
 
 // Settled returns the switches the last Resolve settled, in walk order
@@ -207,7 +221,7 @@ func (w *Walker) Settled() []int32 { return w.path }
 // Delivered reports whether switch x is settled as delivered for the
 // current destination.
 func (w *Walker) Delivered(x int32) bool {
-	return w.st[x] == w.stamp<<2|stDone && w.why[x] == Delivered
+	return w.st[x] == w.stamp<<stBits|uint32(Delivered)<<2|stDone
 }
 
 // Hops returns the switch-to-switch hops from switch x, settled as
@@ -224,27 +238,28 @@ func (w *Walker) Next(x int32) int32 { return w.out[x] }
 // what passes through it. Switches not settled as delivered keep their
 // load and push nothing. O(switches).
 func (w *Walker) Accumulate(load, perChannel []int64) {
-	S := len(w.st)
 	if w.cnt == nil {
-		w.cnt, w.ord = make([]int32, S+1), make([]int32, S)
+		w.cnt, w.ord = make([]int32, len(w.st)+1), make([]int32, len(w.st))
 	}
-	clear(w.cnt)
 	maxH := int32(0)
-	for x := int32(0); int(x) < S; x++ {
-		if w.Delivered(x) && w.hops[x] > 0 {
-			w.cnt[w.hops[x]]++
-			maxH = max(maxH, w.hops[x])
-		}
+	for _, x := range w.ok {
+		maxH = max(maxH, w.hops[x])
 	}
-	// Counting sort by decreasing hops, switches ascending within a count.
+	cnt := w.cnt[:maxH+1]
+	clear(cnt)
+	for _, x := range w.ok {
+		cnt[w.hops[x]]++
+	}
+	// Counting sort by decreasing hops; the destination switch (0 hops)
+	// pushes nothing.
 	n := int32(0)
 	for h := maxH; h >= 1; h-- {
-		n, w.cnt[h] = n+w.cnt[h], n
+		n, cnt[h] = n+cnt[h], n
 	}
-	for x := int32(0); int(x) < S; x++ {
-		if w.Delivered(x) && w.hops[x] > 0 {
-			w.ord[w.cnt[w.hops[x]]] = x
-			w.cnt[w.hops[x]]++
+	for _, x := range w.ok {
+		if h := w.hops[x]; h > 0 {
+			w.ord[cnt[h]] = x
+			cnt[h]++
 		}
 	}
 	for _, x := range w.ord[:n] {
@@ -255,3 +270,6 @@ func (w *Walker) Accumulate(load, perChannel []int64) {
 		}
 	}
 }
+
+// Graph returns the graph the Walker walks.
+func (w *Walker) Graph() *fabric.Graph { return w.g }

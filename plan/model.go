@@ -36,22 +36,7 @@ func newWorld(g *fabric.Graph, old *lft.Routing, V int, cross bool) *world {
 	w := &world{g: g, old: old, before: &old.SL2VL, after: &old.SL2VL}
 	w.es = newEdgeSpace(g, V, cross)
 	S := g.NumSwitches()
-	w.comp = make([]int32, S)
-	for i := range w.comp {
-		w.comp[i] = -1
-	}
-	dist, queue := make([]int32, S), make([]int32, S)
-	for s := int32(0); int(s) < S; s++ {
-		if w.comp[s] >= 0 {
-			continue
-		}
-		g.BFS(s, dist, queue)
-		for t, d := range dist {
-			if d >= 0 {
-				w.comp[t] = s
-			}
-		}
-	}
+	w.comp = g.SwitchComponents()
 	w.nsrc = make([]int32, S)
 	for s := 0; s < S; s++ {
 		w.nsrc[s] = g.TermOff[s+1] - g.TermOff[s]
