@@ -366,7 +366,7 @@ func (pt *vpart) inOrder(t *destTL) {
 			if x == t.dsw {
 				break
 			}
-			c, _ := w.hop(x, p)
+			c, _ := lft.Hop(g, x, p)
 			if c < 0 {
 				break
 			}

@@ -1,5 +1,7 @@
 package plan
 
+import "github.com/nuesm/nuesm/lft"
+
 // walker follows one destination's packets through a timeline. Each
 // goroutine owns one; it is reused across destinations.
 //
@@ -43,7 +45,7 @@ type walker struct {
 	color []uint32 // per switch: stamp<<2 | colour
 	flags []uint8  // per switch: reach flags
 	where []int32  // per switch: switch of the first failure reachable
-	why   []uint8
+	why   []lft.Reason
 	stack []int32
 	stIdx []int8
 }
@@ -52,14 +54,14 @@ type failure struct {
 	seed  int32 // source switch
 	slid  int
 	at    int32 // switch where it happens
-	why   uint8
+	why   lft.Reason
 	k     int32 // time
 	valid bool
 }
 
 func newWalker(w *world) *walker {
 	S := w.g.NumSwitches()
-	return &walker{w: w, color: make([]uint32, S), flags: make([]uint8, S), where: make([]int32, S), why: make([]uint8, S)}
+	return &walker{w: w, color: make([]uint32, S), flags: make([]uint8, S), where: make([]int32, S), why: make([]lft.Reason, S)}
 }
 
 // walk enumerates the walks of seeds (all of t's seeds when idx is nil)
@@ -146,16 +148,12 @@ func (wk *walker) expand(s *seed, x int32, in uint8, cIn int32, vlIn uint8, sl u
 	t, w := wk.t, wk.w
 	for _, p := range t.ports(x, k, &wk.buf) {
 		if x == t.dsw {
-			if p != t.dport {
-				why := failWrongPort
-				if p == 0xFF {
-					why = failNoRoute
-				}
+			if why := lft.Arrive(p, t.dport); why != lft.Delivered {
 				wk.fail(s, x, why, k)
 			}
 			continue
 		}
-		c2, why := w.hop(x, p)
+		c2, why := lft.Hop(w.g, x, p)
 		if c2 < 0 {
 			wk.fail(s, x, why, k)
 			continue
@@ -182,7 +180,7 @@ func (wk *walker) push(c int32, vl, sl uint8, k int32) {
 	wk.bkt[k-wk.lo] = append(wk.bkt[k-wk.lo], id)
 }
 
-func (wk *walker) fail(s *seed, x int32, why uint8, k int32) {
+func (wk *walker) fail(s *seed, x int32, why lft.Reason, k int32) {
 	if !wk.strict {
 		return
 	}
@@ -226,7 +224,7 @@ func (wk *walker) static(t *destTL, idx []int32, k int32) (loops, dropped int64,
 			return
 		}
 		if !ex.valid {
-			why := failLoop
+			why := lft.Loop
 			if f&reachLoop == 0 {
 				why = wk.why[s.u]
 			}
@@ -278,7 +276,7 @@ func (wk *walker) reach(u int32, k int32) uint8 {
 				for _, p := range opts {
 					if p != t.dport {
 						wk.flags[x] |= reachBad
-						wk.where[x], wk.why[x] = x, failWrongPort
+						wk.where[x], wk.why[x] = x, lft.WrongPort
 					}
 				}
 			}
@@ -294,7 +292,7 @@ func (wk *walker) reach(u int32, k int32) uint8 {
 			continue
 		}
 		wk.stIdx[top]++
-		c, why := wk.w.hop(x, opts[i])
+		c, why := lft.Hop(wk.w.g, x, opts[i])
 		if c < 0 {
 			if wk.flags[x]&reachBad == 0 {
 				wk.where[x], wk.why[x] = x, why
