@@ -1,16 +1,16 @@
 package cdg
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -172,7 +172,6 @@ type verifier struct {
 	edges []uint64
 	dests []int32 // destination LIDs
 
-	mu       sync.Mutex
 	pairs    int64
 	deliv    int64
 	unconn   int64
@@ -194,9 +193,6 @@ func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
 	}
 	if opt.MaxExamples <= 0 {
 		opt.MaxExamples = 10
-	}
-	if opt.Workers <= 0 {
-		opt.Workers = runtime.GOMAXPROCS(0)
 	}
 	v := &verifier{g: g, r: r, opt: opt}
 	S := g.NumSwitches()
@@ -270,19 +266,19 @@ func checkTables(g *fabric.Graph, r *lft.Routing) error {
 }
 
 func (v *verifier) run() {
-	var wg sync.WaitGroup
-	for w := 0; w < v.opt.Workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			wk := newWalker(v)
-			for i := w; i < len(v.dests); i += v.opt.Workers {
-				wk.dest(int(v.dests[i]))
-			}
+	wks := make([]*walker, parallel.Workers(len(v.dests), v.opt.Workers))
+	_ = parallel.For(context.Background(), len(v.dests), v.opt.Workers, func(w, i int) error {
+		if wks[w] == nil {
+			wks[w] = newWalker(v)
+		}
+		wks[w].dest(int(v.dests[i]))
+		return nil
+	})
+	for _, wk := range wks {
+		if wk != nil {
 			wk.flush()
-		}(w)
+		}
 	}
-	wg.Wait()
 }
 
 func (v *verifier) report() *Report {

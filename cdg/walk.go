@@ -166,11 +166,9 @@ func (w *walker) example(u int32, d int, term int32, self bool, why lft.Reason, 
 	w.examples = append(w.examples, example{dlid: d, src: src, f: f})
 }
 
-// flush adds the walker's counts to the verifier.
+// flush adds the walker's counts to the verifier (after the walks).
 func (w *walker) flush() {
 	v := w.v
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	v.pairs += w.pairs
 	v.deliv += w.deliv
 	v.unconn += w.unconn

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -96,16 +97,16 @@ func (v *verifier) exhaustStep(ctx context.Context, k int32, us []unit) error {
 	fixed := make([]string, len(ds)) // per LID: why it loops or drops in every state
 	wks := make([]*walker, v.opt.Workers)
 	tls := make([]*destTL, v.opt.Workers)
-	if err := forEach(ctx, len(ds), v.opt.Workers, func(wi, i int) {
+	if err := parallel.For(ctx, len(ds), v.opt.Workers, func(wi, i int) error {
 		if touched[int32(ds[i])] {
-			return
+			return nil
 		}
 		if wks[wi] == nil {
 			wks[wi], tls[wi] = newWalker(w), newDestTL(w.g.NumSwitches())
 		}
 		wk, t := wks[wi], tls[wi]
 		if !v.load(t, ds[i]) {
-			return
+			return nil
 		}
 		v.markLost(wk, t)
 		if loops, dropped, ex := wk.static(t, nil, k); loops+dropped > 0 {
@@ -113,6 +114,7 @@ func (v *verifier) exhaustStep(ctx context.Context, k int32, us []unit) error {
 		}
 		wk.emit = func(e int64) { atomicSet(base, e) }
 		wk.walk(t, activeAt(t, k), k, k)
+		return nil
 	}); err != nil {
 		return err
 	}

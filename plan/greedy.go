@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/nuesm/nuesm/internal/parallel"
 )
 
 // The live plan's three epochs, separated by barriers: E1 while sources
@@ -45,7 +47,7 @@ func (b *builder) greedy(ctx context.Context) error {
 	for lo := 0; lo < len(b.infos); lo += batch {
 		hi := min(lo+batch, len(b.infos))
 		part := make([][]int64, hi-lo)
-		if err := forEach(ctx, hi-lo, b.opt.Workers, func(w, i int) {
+		if err := parallel.For(ctx, hi-lo, b.opt.Workers, func(w, i int) error {
 			if wks[w] == nil {
 				wks[w], tls[w] = newWalker(b.w), newDestTL(b.g.NumSwitches())
 			}
@@ -57,6 +59,7 @@ func (b *builder) greedy(ctx context.Context) error {
 				keepUnchanged(t, in.changedSrc)
 			}
 			part[i] = b.collect(wks[w], t, 1, 1, &bufs[w])
+			return nil
 		}); err != nil {
 			return err
 		}

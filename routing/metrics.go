@@ -1,11 +1,11 @@
 package routing
 
 import (
+	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -33,9 +33,6 @@ func Measure(g *fabric.Graph, r *lft.Routing, workers int) (*Metrics, error) {
 	if err := r.CheckShape(g); err != nil {
 		return nil, err
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	var dests []int
 	for _, t := range g.Terms {
 		if t.Switch < 0 || t.LID == 0 {
@@ -47,35 +44,26 @@ func Measure(g *fabric.Graph, r *lft.Routing, workers int) (*Metrics, error) {
 	}
 	type part struct {
 		m   Metrics
-		err error
 		sum int64
+		tw  *treeWalker
 	}
-	parts := make([]part, workers)
 	comp := g.SwitchComponents()
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			p := &parts[w]
-			p.m = Metrics{EFI: make([]int64, g.NumChannels()), VLPairs: make([]int64, lft.MaxVLs+1), MinHops: 1 << 30}
-			tw := newTreeWalker(g, r, comp)
-			for i := w; i < len(dests); i += workers {
-				if err := tw.measure(dests[i], &p.m, &p.sum); err != nil {
-					p.err = err
-					return
-				}
-			}
-		}(w)
+	parts := make([]part, parallel.Workers(len(dests), workers))
+	for w := range parts {
+		parts[w] = part{m: Metrics{EFI: make([]int64, g.NumChannels()), VLPairs: make([]int64, lft.MaxVLs+1), MinHops: 1 << 30},
+			tw: newTreeWalker(g, r, comp)}
 	}
-	wg.Wait()
+	err := parallel.For(context.Background(), len(dests), workers, func(w, i int) error {
+		p := &parts[w]
+		return p.tw.measure(dests[i], &p.m, &p.sum)
+	})
+	if err != nil {
+		return nil, err
+	}
 	m := &Metrics{EFI: make([]int64, g.NumChannels()), VLPairs: make([]int64, lft.MaxVLs+1), MinHops: 1 << 30,
 		NumVLs: r.NumVLs, LFTEntries: r.Entries()}
 	var sum int64
 	for _, p := range parts {
-		if p.err != nil {
-			return nil, p.err
-		}
 		m.Pairs += p.m.Pairs
 		m.MinHops = min(m.MinHops, p.m.MinHops)
 		m.MaxHops = max(m.MaxHops, p.m.MaxHops)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -86,12 +87,12 @@ func routeBalanced(ctx context.Context, g *fabric.Graph, r *lft.Routing, dests [
 			b.rows = make([]uint16, need)
 		}
 		b.rows = b.rows[:len(b.slots)*S]
-		err := ForEach(ctx, len(b.slots), opt.Workers, nil, func(w, i int) error {
+		err := parallel.For(ctx, len(b.slots), opt.Workers, func(w, i int) error {
 			b.fill(b.slots[i], b.rows[i*S:(i+1)*S], b.queues[w])
 			return nil
 		})
 		if err == nil {
-			err = ForEach(ctx, S, opt.Workers, nil, func(w, u int) error {
+			err = parallel.For(ctx, S, opt.Workers, func(w, u int) error {
 				b.choose(w, int32(u), lo, hi)
 				return nil
 			})

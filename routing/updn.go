@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -123,7 +124,7 @@ func centres(ctx context.Context, g *fabric.Graph, comp, root []int32, workers i
 	marks := make([][]uint32, workers)
 	queues := make([][]int32, workers)
 	stamps := make([]uint32, workers)
-	err := ForEach(ctx, S, workers, nil, func(w, i int) error {
+	err := parallel.For(ctx, S, workers, func(w, i int) error {
 		s := int32(i)
 		if root[comp[s]] >= 0 {
 			ecc[s] = -1
