@@ -75,8 +75,9 @@ func BenchmarkVerify_FatTree3_k12_Parallel(b *testing.B) {
 	benchVerify(b, "fattree12-3", cdg.Options{})
 }
 
-func BenchmarkMeasure_FatTree3_k12(b *testing.B) {
-	g, r := verifyFixture(b, "fattree12-3")
+// The metrics walk the same tables with the same walker (lft.Walker).
+func benchMeasure(b *testing.B, name string) {
+	g, r := verifyFixture(b, name)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -86,13 +87,5 @@ func BenchmarkMeasure_FatTree3_k12(b *testing.B) {
 	}
 }
 
-func BenchmarkMeasure_Torus8x8x8(b *testing.B) {
-	g, r := verifyFixture(b, "torus8x8x8")
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := routing.Measure(g, r, 1); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkMeasure_FatTree3_k12(b *testing.B) { benchMeasure(b, "fattree12-3") }
+func BenchmarkMeasure_Torus8x8x8(b *testing.B)   { benchMeasure(b, "torus8x8x8") }

@@ -111,7 +111,7 @@ func (wk *walker) walk(t *destTL, idx []int32, lo, hi int32) {
 	each(func(s *seed) {
 		wk.opts = s.slOptions(lo, hi, wk.opts)
 		for _, o := range wk.opts {
-			wk.decide(s, s.u, s.in, -1, 0, o.sl, o.step)
+			wk.decide(s, arrival{x: s.u, in: s.in, cIn: -1}, o.sl, o.step)
 		}
 	})
 	g := wk.w.g
@@ -126,26 +126,32 @@ func (wk *walker) walk(t *destTL, idx []int32, lo, hi int32) {
 			si := id % wk.nsl
 			cv := id / wk.nsl
 			c, vl := cv/V, uint8(cv%V)
-			wk.decide(nil, g.Head[c], g.InPort[c], c, vl, wk.slRev[si], k)
+			wk.decide(nil, arrival{x: g.Head[c], in: g.InPort[c], cIn: c, vlIn: vl}, wk.slRev[si], k)
 		}
 	}
 }
 
-// decide expands a packet at switch x (entered on channel cIn with VL
-// vlIn, or injected when cIn < 0) with SL sl at time k.
-func (wk *walker) decide(s *seed, x int32, in uint8, cIn int32, vlIn uint8, sl uint8, k int32) {
-	wk.expand(s, x, in, cIn, vlIn, sl, k)
-	ws := wk.t.wstep[x]
+// arrival is a packet reaching switch x through port in, over channel cIn
+// with VL vlIn, or injected there when cIn < 0.
+type arrival struct {
+	x, cIn   int32
+	in, vlIn uint8
+}
+
+// decide expands a packet arriving as a with SL sl at time k.
+func (wk *walker) decide(s *seed, a arrival, sl uint8, k int32) {
+	wk.expand(s, a, sl, k)
+	ws := wk.t.wstep[a.x]
 	if ws > k && ws <= wk.hi {
-		wk.expand(s, x, in, cIn, vlIn, sl, ws)
+		wk.expand(s, a, sl, ws)
 	}
-	if vs := wk.w.vlStep; vs > k && vs <= wk.hi && vs != ws && wk.w.vlTouched[x] {
-		wk.expand(s, x, in, cIn, vlIn, sl, vs)
+	if vs := wk.w.vlStep; vs > k && vs <= wk.hi && vs != ws && wk.w.vlTouched[a.x] {
+		wk.expand(s, a, sl, vs)
 	}
 }
 
-func (wk *walker) expand(s *seed, x int32, in uint8, cIn int32, vlIn uint8, sl uint8, k int32) {
-	t, w := wk.t, wk.w
+func (wk *walker) expand(s *seed, a arrival, sl uint8, k int32) {
+	t, w, x := wk.t, wk.w, a.x
 	for _, p := range t.ports(x, k, &wk.buf) {
 		if x == t.dsw {
 			if why := lft.Arrive(p, t.dport); why != lft.Delivered {
@@ -158,13 +164,13 @@ func (wk *walker) expand(s *seed, x int32, in uint8, cIn int32, vlIn uint8, sl u
 			wk.fail(s, x, why, k)
 			continue
 		}
-		for _, vl := range w.vls(x, in, p, sl, k, &wk.vbuf) {
+		for _, vl := range w.vls(x, a.in, p, sl, k, &wk.vbuf) {
 			wk.vlMax = max(wk.vlMax, vl)
 			if int(vl) >= w.es.V {
 				continue // over the limit: reported through vlMax
 			}
-			if cIn >= 0 && wk.emit != nil {
-				wk.emit(w.es.edge(cIn, vlIn, c2, vl))
+			if a.cIn >= 0 && wk.emit != nil {
+				wk.emit(w.es.edge(a.cIn, a.vlIn, c2, vl))
 			}
 			wk.push(c2, vl, sl, k)
 		}

@@ -45,11 +45,11 @@ type balancer struct {
 // blockEntries bounds the distance-row entries kept per block (16 MiB).
 const blockEntries = 8 << 20
 
-// routeBalanced fills r's LFT columns for dests (in LID order) as the
-// balancer describes, with rows computed by fill.
-func routeBalanced(ctx context.Context, g *fabric.Graph, r *lft.Routing, dests []Dest, up []bool,
+// routeBalanced fills r's LFT columns for every destination of g (in LID
+// order) as the balancer describes, with rows computed by fill.
+func routeBalanced(ctx context.Context, g *fabric.Graph, r *lft.Routing, up []bool,
 	fill func(dst int32, row []uint16, queue []int32), opt Options) error {
-	S := g.NumSwitches()
+	S, dests := g.NumSwitches(), Destinations(g)
 	if S == 0 || len(dests) == 0 {
 		return ctx.Err()
 	}

@@ -70,7 +70,7 @@ func (e UpDn) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 	}
 	ud := updnOrientation(g, roots)
 	r := lft.New(g, "updn")
-	if err := routeBalanced(ctx, g, r, Destinations(g), ud.up, func(dst int32, row []uint16, queue []int32) {
+	if err := routeBalanced(ctx, g, r, ud.up, func(dst int32, row []uint16, queue []int32) {
 		ud.dist(g, dst, row, queue)
 	}, opt); err != nil {
 		return nil, err
