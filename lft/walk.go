@@ -95,8 +95,8 @@ func Arrive(p, port uint8) Reason {
 // fate depends on its switch and destination only, so the Walker settles
 // each switch once per destination (the walks of all sources form a
 // forest of next hops) and a destination costs O(switches). It allocates
-// nothing after NewWalker (Accumulate's scratch once); each goroutine owns
-// one.
+// nothing once its lists have grown to a destination's size; each
+// goroutine owns one.
 type Walker struct {
 	g     *fabric.Graph
 	r     *Routing
@@ -110,9 +110,11 @@ type Walker struct {
 	hops  []int32  // per delivered switch: hops to the destination switch
 	out   []int32  // per delivered switch but the destination's: its channel
 	path  []int32  // switches the last Resolve settled, from its source on
-	ok    []int32  // switches settled as delivered for this destination
-	cnt   []int32  // Accumulate's scratch
-	ord   []int32
+	// ok lists the switches settled as delivered for this destination,
+	// each after its successor: a switch's walk passes only switches
+	// settled before it or later in the same Resolve, which are appended
+	// first.
+	ok []int32
 }
 
 // Per-switch states of the current destination, below the stamp and the
@@ -208,8 +210,8 @@ func (w *Walker) Resolve(u int32) (Reason, int32) {
 		y := w.path[i]
 		h++
 		w.st[y], w.hops[y] = done, h
+		w.ok = append(w.ok, y)
 	}
-	w.ok = append(w.ok, w.path...)
 	return Delivered, -1
 }
 
@@ -233,37 +235,16 @@ func (w *Walker) Hops(x int32) int32 { return w.hops[x] }
 func (w *Walker) Next(x int32) int32 { return w.out[x] }
 
 // Accumulate pushes load[x], the packets that start at switch x, along the
-// walks towards the destination, farthest switches first: every channel c
-// they cross adds them to perChannel[c], and every switch's load grows by
-// what passes through it. Switches not settled as delivered keep their
-// load and push nothing. O(switches).
+// walks towards the destination, each switch after every switch whose walk
+// passes it: every channel c they cross adds them to perChannel[c], and
+// every switch's load grows by what passes through it. Switches not
+// settled as delivered keep their load and push nothing. O(settled
+// switches), no sort: every switch comes after its successor in ok, so
+// ok's reverse is such an order.
 func (w *Walker) Accumulate(load, perChannel []int64) {
-	if w.cnt == nil {
-		w.cnt, w.ord = make([]int32, len(w.st)+1), make([]int32, len(w.st))
-	}
-	maxH := int32(0)
-	for _, x := range w.ok {
-		maxH = max(maxH, w.hops[x])
-	}
-	cnt := w.cnt[:maxH+1]
-	clear(cnt)
-	for _, x := range w.ok {
-		cnt[w.hops[x]]++
-	}
-	// Counting sort by decreasing hops; the destination switch (0 hops)
-	// pushes nothing.
-	n := int32(0)
-	for h := maxH; h >= 1; h-- {
-		n, cnt[h] = n+cnt[h], n
-	}
-	for _, x := range w.ok {
-		if h := w.hops[x]; h > 0 {
-			w.ord[cnt[h]] = x
-			cnt[h]++
-		}
-	}
-	for _, x := range w.ord[:n] {
-		if l := load[x]; l != 0 {
+	for i := len(w.ok) - 1; i >= 0; i-- {
+		x := w.ok[i]
+		if l := load[x]; l != 0 && x != w.dsw {
 			c := w.out[x]
 			perChannel[c] += l
 			load[w.g.Head[c]] += l
