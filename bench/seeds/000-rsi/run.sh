@@ -30,14 +30,14 @@ say "flat count is taken from a real MinHop LFT of the fabric (distinct destinat
 say "an InfiniBand LFT of the same fabric routes 96 LIDs per switch, because router and"
 say "processor each own a LID. Both BF-1 (1 link per pair) and BF-2 (16 links) give 47 vs"
 say "15 + 2 = 17 at every node."
-cmd tables-report --layer1 BR --supernodes 3 --links 1,16
+cmd study tables-report --layer1 BR --supernodes 3 --links 1,16
 say ""
 say "The four evaluated networks (8 super nodes, one link per pair). Paper (§VI): average"
 say "hops DF 2.5, HR 4.6, SR 4.0, BR 3.7, HR at most 9. Two-level routing gives DF 2.436,"
 say "HR 4.661 (max 9), SR 3.923, BR 3.717: within 0.08 of every figure. (SR uses the"
 say "18-node MMS graph; Table II's \"16\" is a typo, SEEDS.md §000.) Per node the tables"
 say "shrink to 17–24 % of a flat table."
-cmd tables-report --layer1 DF,HR,SR,BR --supernodes 8
+cmd study tables-report --layer1 DF,HR,SR,BR --supernodes 8
 say ""
 say "## 2. VC audit (§IV-B, Fig. 5)"
 say ""
@@ -72,9 +72,9 @@ say "  paper's claim of 2 VCs holds for neither 2-VC reading we tested (rsi-pape
 say "- Algorithm 1 excludes only the minimal port, so a misroute may go straight back where"
 say "  the packet came from (U-turn). \`--no-uturn\` forbids that; 2-cycles remain, because a"
 say "  misroute to a farther neighbour is followed by the minimal hop back."
-cmd vc-audit rsi --param layer1=BR --param supernodes=3 --misroute none,lar-own,lar-toward --policy "one-vc,rsi-paper,phase,global-hops,hops:2,hops:3,hops:6,hops:7"
-cmd vc-audit rsi --param layer1=BR --param supernodes=3 --no-uturn --misroute lar-own,lar-toward --policy "rsi-paper,phase,hops:6,hops:7"
-cmd vc-audit rsi --param layer1=BR --param supernodes=8 --no-uturn --misroute none,lar-own,lar-toward --policy "one-vc,rsi-paper,phase,global-hops,hops:3,hops:4,hops:5,hops:7,hops:10"
+cmd study vc-audit rsi --param layer1=BR --param supernodes=3 --misroute none,lar-own,lar-toward --policy "one-vc,rsi-paper,phase,global-hops,hops:2,hops:3,hops:6,hops:7"
+cmd study vc-audit rsi --param layer1=BR --param supernodes=3 --no-uturn --misroute lar-own,lar-toward --policy "rsi-paper,phase,hops:6,hops:7"
+cmd study vc-audit rsi --param layer1=BR --param supernodes=8 --no-uturn --misroute none,lar-own,lar-toward --policy "one-vc,rsi-paper,phase,global-hops,hops:3,hops:4,hops:5,hops:7,hops:10"
 say ""
 say "## 3. Fault discovery and recovery (§V, Algorithms 2 and 3)"
 say ""
@@ -89,20 +89,20 @@ say "from one partner. FR: \`literal\` is Algorithm 3 as printed, \`healed\` for
 say "node's tables are whole again; both restore every table."
 say ""
 say "A gateway node of BR-8 (s0/n0 carries the cable to super node 1):"
-cmd rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n0
+cmd study rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n0
 say ""
 say "A node without a global cable (s0/n10): FD stays inside its super node, no pair is lost:"
-cmd rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n10
+cmd study rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n10
 say ""
 say "The same node on BF-2 (16 links per pair, 3 super nodes: every node is a gateway). Only"
 say "the two nodes whose own cable led to the failed node (s1/n0, s2/n0) lose their routes"
 say "into super node 0 (2 × 15 = 30 pairs): a T2 entry holds minimal ports only, and their"
 say "only minimal port toward super node 0 was that cable; the tables hold no detour."
-cmd rsi-fdfr --layer1 BR --supernodes 3 --links 16 --fail node:s0/n0 --rule healed
+cmd study rsi-fdfr --layer1 BR --supernodes 3 --links 16 --fail node:s0/n0 --rule healed
 say ""
 say "Every node of BR-3 (BF-1) failed alone, and every cable:"
-cmd rsi-fdfr --layer1 BR --supernodes 3 --sweep nodes
-cmd rsi-fdfr --layer1 BR --supernodes 3 --sweep links
+cmd study rsi-fdfr --layer1 BR --supernodes 3 --sweep nodes
+cmd study rsi-fdfr --layer1 BR --supernodes 3 --sweep links
 echo "wrote $out"
 bench/seeds/000-rsi/adaptive.sh # the simulator policies: appends its section to RESULTS.md
 bench/seeds/000-rsi/sim.sh --link-only # link SIM.md (minimal-routing simulations, sim.sh) from RESULTS.md

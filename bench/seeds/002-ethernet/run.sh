@@ -58,7 +58,7 @@ say "blocks per group per switch, against 1.7–2.6). Uniform blocks send every 
 say "through one port, the LFT counterpart of a compacted rule; MinHop balances LIDs of one"
 say "remote group over equal-cost ports, so few blocks are uniform. The price is padding:"
 say "the highest LID grows (e.g. 1,320 → 2,087 for the p = 4 Dragonfly)."
-cmd addressing-report --radix 8 --kinds dragonfly --measure dragonfly:p=2,a=4,h=2 --measure dragonfly:p=4,a=8,h=4 --measure fbfly:dims=4x4x4,hosts=4
+cmd study addressing-report --radix 8 --kinds dragonfly --measure dragonfly:p=2,a=4,h=2 --measure dragonfly:p=4,a=8,h=4 --measure fbfly:dims=4x4x4,hosts=4
 say ""
 say "## 3. VC audit (§V-E)"
 say ""
@@ -78,15 +78,15 @@ say "minimal and for the source-only misroute, on p = 4 and on the simulated p =
 say "network; the per-class reading is cyclic; letting the misroute happen at any hop (LAR"
 say "style, \`lar-own\`) breaks every rule tested, including 3 VCs by global hops (local"
 say "misroutes inside a group)."
-cmd vc-audit dragonfly --param p=4 --param a=8 --param h=4 --misroute none,source-global,lar-own --policy "one-vc,df-2vc,df-per-class,global-hops"
-cmd vc-audit dragonfly --param p=8 --param a=16 --param h=8 --misroute source-global --policy df-2vc
+cmd study vc-audit dragonfly --param p=4 --param a=8 --param h=4 --misroute none,source-global,lar-own --policy "one-vc,df-2vc,df-per-class,global-hops"
+cmd study vc-audit dragonfly --param p=8 --param a=16 --param h=8 --misroute source-global --policy df-2vc
 say ""
 say "Flattened butterflies with every minimal port (fully adaptive minimal routing),"
 say "VC = hops taken with the top VC saturating: N VCs are acyclic, N − 1 leave a cycle, for"
 say "N = 2, 3, 4. One non-minimal hop anywhere (\`any\`) lengthens paths to N + 2 hops and"
 say "needs more."
-cmd vc-audit fbfly --param dims=4x4 --param hosts=1 --misroute none,any --policy "hops:1;hops:2;hops:3;hops:4"
-cmd vc-audit fbfly --param dims=3x3x3 --param hosts=1 --misroute none,any --policy "hops:2;hops:3;hops:4;hops:5"
-cmd vc-audit fbfly --param dims=3x3x3x3 --param hosts=1 --misroute none --policy "hops:3;hops:4"
+cmd study vc-audit fbfly --param dims=4x4 --param hosts=1 --misroute none,any --policy "hops:1;hops:2;hops:3;hops:4"
+cmd study vc-audit fbfly --param dims=3x3x3 --param hosts=1 --misroute none,any --policy "hops:2;hops:3;hops:4;hops:5"
+cmd study vc-audit fbfly --param dims=3x3x3x3 --param hosts=1 --misroute none --policy "hops:3;hops:4"
 echo "wrote $out"
 bench/seeds/002-ethernet/adaptive.sh # the simulator policies: appends its section to RESULTS.md
