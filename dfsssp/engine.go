@@ -40,7 +40,9 @@ func (SSSP) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*l
 // paths and SLs, and a switch without terminals sends on layer 0) | on
 // (paths from switches without terminals join the CDG too, so traffic
 // from every switch LID is deadlock-free; cdg.Options.SwitchSources
-// checks that). Safe for concurrent use.
+// checks that); "layering" = osm (default: OpenSM's cycle breaking) |
+// firstfit (each path to the lowest layer that stays acyclic with it,
+// firstfit.go). Safe for concurrent use.
 type DFSSSP struct{}
 
 // Name returns "dfsssp".
@@ -111,7 +113,7 @@ func RouteDFSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lf
 	if err := opt.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if err := opt.CheckParams("dfsssp", "vlcount", "vlbalance", "switchsources"); err != nil {
+	if err := opt.CheckParams("dfsssp", "vlcount", "vlbalance", "switchsources", "layering"); err != nil {
 		return nil, nil, err
 	}
 	opt = opt.WithDefaults()
@@ -139,6 +141,14 @@ func RouteDFSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lf
 	default:
 		return nil, nil, fmt.Errorf("dfsssp: switchsources=%q, expected off or on", v)
 	}
+	firstFit := false
+	switch v, _ := opt.Param("layering"); v {
+	case "", "osm":
+	case "firstfit":
+		firstFit = true
+	default:
+		return nil, nil, fmt.Errorf("dfsssp: layering=%q, expected osm or firstfit", v)
+	}
 	p, err := newPlan(g, switchSources)
 	if err != nil {
 		return nil, nil, err
@@ -164,7 +174,11 @@ func RouteDFSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lf
 			st.Paths++
 		}
 	}
-	needed, err := b.layering(ctx, limit, st)
+	layering := b.layering
+	if firstFit {
+		layering = b.layeringFirstFit
+	}
+	needed, err := layering(ctx, limit, st)
 	if err != nil {
 		return nil, nil, err
 	}
