@@ -23,7 +23,9 @@ func TestSeedReports(t *testing.T) {
 		{[]string{"study", "vc-audit", "fbfly", "--param", "dims=4x4", "--policy", "hops:1;hops:2"},
 			[]string{"| hops:2 | none | 2 | 2 | 2 | 192 | 288 | acyclic: deadlock-free |", "| hops:1 | none | 1 | 2 | 2 |"}},
 		{[]string{"study", "addressing-report", "--radix", "8", "--measure", "dragonfly:p=2,a=4,h=2"},
-			[]string{"| dragonfly | 8 | 72 | 36 | 2 | 4 | 9 | 72 | 37 | 13 | 10–13 (bounds 10–13) | 7 | yes |", "| clos3 | 8 | 128 | 80 | 4 | 4 | 8 | 128 | 35 | 14 | 8 | 8 | yes |", "324 (100.0 %)"}},
+			[]string{"| dragonfly | 8 | 72 | 36 | 2 | 4 | 9 | 72 | 37 | 13 | 11 (bound 10) | 7 | yes |",
+				"| 8 | 9 | 36 | 7 | 10 | 13 | 13 / 10 / 11.7 | 13 / 10 / 11.7 | 11 / 10 / 10.7 | 12 of 36 |",
+				"| clos4 | 72 | 303264 | 29484 | 36 | 36 | 234 | 303264 | 8459 | 304 | 72 | 72 | yes |", "| clos3 | 8 | 128 | 80 | 4 | 4 | 8 | 128 | 35 | 14 | 8 | 8 | yes |", "324 (100.0 %)"}},
 	}
 	for _, c := range cases {
 		out, _, err := run(t, c.args...)
