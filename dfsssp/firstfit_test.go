@@ -79,27 +79,31 @@ func TestFirstFitLayering(t *testing.T) {
 		if st.Needed != c.osm {
 			t.Errorf("%v×%d osm: %d layers, want %d", c.dims, c.hosts, st.Needed, c.osm)
 		}
-		opt := routing.Options{MaxVLs: 8, Params: map[string]string{"layering": "firstfit"}}
-		r, st, err := RouteDFSSSP(context.Background(), g, opt)
+		ff := DFSSSP{Config: Config{FirstFit: true}}
+		opt := routing.Options{MaxVLs: 8}
+		r, st, err := ff.RouteStats(context.Background(), g, opt)
 		if err != nil || st.Needed != c.ff {
 			t.Fatalf("%v×%d firstfit: %v, %d layers, want %d", c.dims, c.hosts, err, st.Needed, c.ff)
 		}
 		if rep, err := verify(t, g, r, 8, false); err != nil {
 			t.Fatalf("%v\n%s", err, rep)
 		}
-		r2, _, err := RouteDFSSSP(context.Background(), g, opt)
+		r2, _, err := ff.RouteStats(context.Background(), g, opt)
 		if err != nil || !lft.Equal(r, r2) {
 			t.Fatalf("%v×%d firstfit: second run differs (%v)", c.dims, c.hosts, err)
 		}
 	}
 	tp, err := topo.Torus([]int{5, 5, 5}, 1, false)
 	g := compile(t, tp, err)
-	_, _, err = RouteDFSSSP(context.Background(), g, routing.Options{MaxVLs: 5, Params: map[string]string{"layering": "firstfit"}})
+	_, _, err = DFSSSP{Config: Config{FirstFit: true}}.RouteStats(context.Background(), g, routing.Options{MaxVLs: 5})
 	var ve *routing.VLError
 	if !errors.As(err, &ve) || ve.Needed != 6 {
 		t.Fatalf("5×5×5 firstfit at 5 VLs: %v, want needed 6", err)
 	}
-	if _, _, err := RouteDFSSSP(context.Background(), g, routing.Options{Params: map[string]string{"layering": "best"}}); err == nil {
+	if _, err := ParseConfig(Config{}, map[string]string{"layering": "best"}); err == nil {
 		t.Fatal("layering=best accepted")
+	}
+	if c, err := ParseConfig(Config{}, map[string]string{"layering": "firstfit"}); err != nil || !c.FirstFit {
+		t.Fatalf("layering=firstfit: %+v, %v", c, err)
 	}
 }
