@@ -50,10 +50,13 @@ func (d *Deployer) deliverable(ctx context.Context, g *fabric.Graph, r *lft.Rout
 		}
 	}
 	if need > d.operVLsOK {
-		if err := d.checkOperVLs(ctx, g, need); err != nil {
+		ok, err := d.checkOperVLs(ctx, g, need)
+		if err != nil {
 			return err
 		}
-		d.operVLsOK = need
+		if ok {
+			d.operVLsOK = need
+		}
 	}
 	return nil
 }
@@ -76,32 +79,35 @@ var operVLs = regexp.MustCompile(`OperVLs:\.*VL0-(\d+)`)
 
 // checkOperVLs reads the operational VLs of one switch-to-switch port:
 // OpenSM masks SL2VL entries beyond them (VL & (2^k-1)), which would
-// silently merge the routing's VLs.
-func (d *Deployer) checkOperVLs(ctx context.Context, g *fabric.Graph, need int) error {
-	for s := int32(0); int(s) < g.NumSwitches(); s++ {
-		for c := g.Off[s]; c < g.Off[s+1]; c++ {
-			port := g.OutPort[c]
-			lid := int(g.F.Nodes[g.Switches[s]].Ports[0].LID)
-			qctx, cancel := d.quick(ctx)
-			out, err := d.run.run(qctx, "smpquery", "portinfo", strconv.Itoa(lid), strconv.Itoa(int(port)))
-			cancel()
-			if err != nil {
-				d.log.Warn("cannot read a port's operational VLs", "err", err)
-				return nil
-			}
-			m := operVLs.FindSubmatch(out)
-			if m == nil {
-				return nil
-			}
-			top, _ := strconv.Atoi(string(m[1]))
-			if top+1 < need {
-				return fmt.Errorf("%w: the routing uses %d VLs, but port %d of %s operates VL0-%d (OpenSM's max_op_vls and the hardware's VLCap decide)",
-					ErrUndeliverable, need, port, g.SwitchName(s), top)
-			}
-			return nil
-		}
+// silently merge the routing's VLs. It reports whether the port was read.
+func (d *Deployer) checkOperVLs(ctx context.Context, g *fabric.Graph, need int) (bool, error) {
+	s := int32(0)
+	for int(s) < g.NumSwitches() && g.Off[s] == g.Off[s+1] {
+		s++
 	}
-	return nil
+	if int(s) == g.NumSwitches() {
+		return false, nil
+	}
+	port := g.OutPort[g.Off[s]]
+	lid := int(g.F.Nodes[g.Switches[s]].Ports[0].LID)
+	qctx, cancel := d.quick(ctx)
+	out, err := d.run.run(qctx, "smpquery", "portinfo", strconv.Itoa(lid), strconv.Itoa(int(port)))
+	cancel()
+	if err != nil {
+		// LID routed: the switches may not route to it yet; read next time.
+		d.log.Warn("cannot read a port's operational VLs (checked at the next rollout)", "err", err)
+		return false, nil
+	}
+	m := operVLs.FindSubmatch(out)
+	if m == nil {
+		return false, nil
+	}
+	top, _ := strconv.Atoi(string(m[1]))
+	if top+1 < need {
+		return false, fmt.Errorf("%w: the routing uses %d VLs, but port %d of %s operates VL0-%d (OpenSM's max_op_vls and the hardware's VLCap decide)",
+			ErrUndeliverable, need, port, g.SwitchName(s), top)
+	}
+	return true, nil
 }
 
 // checkSLs asks OpenSM's SA for a sample of the path SLs a step changed.
