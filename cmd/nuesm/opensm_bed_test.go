@@ -140,6 +140,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 		b.t.Fatal(err)
 	}
 	dc.AfterStep = b.checkStep
+	dc.ToolWorkDir = b.dir
 	m := sm.NewMetrics()
 	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), nil)), m.Registry)
 	if err != nil {
@@ -156,7 +157,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 // readBack reads every switch's table with dump_fts over directed routes.
 func (b *osmBed) readBack(g *fabric.Graph) *lft.Routing {
 	b.t.Helper()
-	r, err := deploy.ReadSwitches(context.Background(), b.toolEnv(), budget(b.t, 0.05), g)
+	r, err := deploy.ReadSwitches(context.Background(), b.toolEnv(), b.dir, budget(b.t, 0.05), g)
 	if err != nil {
 		b.t.Errorf("reading the switches back: %v", err)
 		return nil

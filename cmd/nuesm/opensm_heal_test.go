@@ -34,11 +34,12 @@ type healResult struct {
 // check a state with (nil: loops only).
 func measureHeal(t *testing.T, env []string, g *fabric.Graph, t0 time.Time, sls func(*lft.Routing)) healResult {
 	t.Helper()
+	work := t.TempDir()
 	res := healResult{Cycles: sls != nil}
 	deadline := time.Now().Add(budget(t, 0.2))
 	last, lastLost := t0, int64(-1)
 	for {
-		r, err := deploy.ReadSwitches(context.Background(), env, budget(t, 0.05), g)
+		r, err := deploy.ReadSwitches(context.Background(), env, work, budget(t, 0.05), g)
 		now := time.Now()
 		if err != nil {
 			t.Logf("read-back failed (counted as nothing healed): %v", err)

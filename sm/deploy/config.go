@@ -49,6 +49,9 @@ type Config struct {
 	ToolsDir string
 	// ToolEnv is extra environment for those programs (NAME=value).
 	ToolEnv []string
+	// ToolWorkDir is their working directory (default: the daemon's; a
+	// simulated fabric's umad2sim leaves sys-<pid> directories there).
+	ToolWorkDir string
 	// ToolTimeout bounds one run of a program (default 60s).
 	ToolTimeout time.Duration
 	// ToolOutputLimit caps a program's standard output in bytes (default

@@ -143,7 +143,7 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Deployer, er
 	d := &Deployer{
 		cfg:  cfg,
 		log:  log.With("part", "deploy"),
-		run:  &runner{dir: cfg.ToolsDir, env: cfg.ToolEnv, timeout: cfg.ToolTimeout, limit: cfg.ToolOutputLimit},
+		run:  &runner{dir: cfg.ToolsDir, work: cfg.ToolWorkDir, env: cfg.ToolEnv, timeout: cfg.ToolTimeout, limit: cfg.ToolOutputLimit},
 		osm:  &openSM{pidFile: cfg.PIDFile, logFile: cfg.LogFile, procDir: "/proc"},
 		met:  newMetrics(reg),
 		gens: make(chan genRef, 1),

@@ -20,6 +20,7 @@ var ErrOutputLimit = errors.New("output limit exceeded")
 // anything it started), with a time limit and a cap on their output.
 type runner struct {
 	dir     string   // directory of the programs; "" = $PATH, then the sbin directories
+	work    string   // working directory of the programs; "" = the daemon's
 	env     []string // extra environment (e.g. LD_PRELOAD for a simulator)
 	timeout time.Duration
 	limit   int64 // bytes of standard output kept; more is an error
@@ -57,6 +58,7 @@ func (r *runner) run(ctx context.Context, name string, args ...string) ([]byte, 
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(cmd.Environ(), r.env...)
+	cmd.Dir = r.work
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

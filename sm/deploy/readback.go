@@ -196,11 +196,12 @@ func clip(b []byte) string {
 
 // ReadSwitches reads every switch's forwarding table as the deployer
 // does (dump_fts over directed routes, plus the top LID's block where
-// dump_fts misses it) with the given extra environment, bound to g.
+// dump_fts misses it) with the given extra environment and working
+// directory, bound to g.
 // Tests and benchmarks use it to check the switches independently of a
 // running deployer.
-func ReadSwitches(ctx context.Context, env []string, timeout time.Duration, g *fabric.Graph) (*lft.Routing, error) {
-	r, missing, err := readLFTs(ctx, &runner{env: env, timeout: timeout, limit: 512 << 20}, g)
+func ReadSwitches(ctx context.Context, env []string, workDir string, timeout time.Duration, g *fabric.Graph) (*lft.Routing, error) {
+	r, missing, err := readLFTs(ctx, &runner{env: env, work: workDir, timeout: timeout, limit: 512 << 20}, g)
 	if err == nil && len(missing) > 0 {
 		err = fmt.Errorf("%d switches did not answer (%s…)", len(missing), missing[0])
 	}
