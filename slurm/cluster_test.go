@@ -80,7 +80,7 @@ func TestRealCluster(t *testing.T) {
 	sources := map[string]slurm.Source{
 		"squeue":    &slurm.Squeue{Env: []string{"SLURM_CONF=" + c.Conf}},
 		"rest-unix": &slurm.REST{URL: "unix://" + c.RESTSocket},
-		"rest-jwt":  &slurm.REST{URL: c.JWTURL, User: "root", Token: c.Token(t, time.Hour)},
+		"rest-jwt":  &slurm.REST{URL: c.JWTURL, User: "root", Token: c.Token(t, time.Hour), AllowHTTPToken: true},
 	}
 	var reference []slurm.Job
 	for _, name := range []string{"squeue", "rest-unix", "rest-jwt"} {
@@ -157,6 +157,10 @@ func TestRealCluster(t *testing.T) {
 	// a token without the user name: SLURM 22.05 answers 401; we say why first
 	if _, err := (&slurm.REST{URL: c.JWTURL, Token: c.Token(t, time.Hour)}).RunningJobs(ctx); err == nil || !strings.Contains(err.Error(), "needs the user name") {
 		t.Errorf("token without a user name: %v", err)
+	}
+	// slurmrestd's JWT port is plain http: the token goes only when allowed
+	if _, err := (&slurm.REST{URL: c.JWTURL, User: "root", Token: c.Token(t, time.Hour)}).RunningJobs(ctx); !errors.Is(err, slurm.ErrHTTPToken) {
+		t.Errorf("token over http:// without AllowHTTPToken: %v, want an ErrHTTPToken", err)
 	}
 	// JWT slurmrestd without a token: a clear error, not an empty list
 	if _, err := (&slurm.REST{URL: c.JWTURL}).RunningJobs(ctx); !errors.Is(err, slurm.ErrREST) {
