@@ -29,10 +29,9 @@ var compressed = []struct{ magic, name, tool string }{
 	{"PK\x03\x04", "zip", "unzip -p"},
 }
 
-// sniff rejects input that is compressed or binary from its first bytes,
-// before its lines are read as text. Binary means a control byte that no
-// text file holds (NUL, 0x01-0x08, 0x0E-0x1A, 0x1C-0x1F; the rule of
-// net/http.DetectContentType); ibnetdiscover prints none of them.
+// sniff rejects input that is compressed or binary (see binaryAt) from
+// its first bytes, before the line loop: a file without newlines would
+// otherwise be read up to the line length limit first.
 func (p *parser) sniff(br *bufio.Reader) error {
 	head, _ := br.Peek(sniffLen)
 	for _, c := range compressed {
@@ -40,20 +39,34 @@ func (p *parser) sniff(br *bufio.Reader) error {
 			return p.errAt(1, ErrNotDump, "not an ibnetdiscover dump: %s-compressed data, expected text (decompress it first: %s FILE)", c.name, c.tool)
 		}
 	}
-	for i, b := range head {
-		if b <= 0x08 || (b >= 0x0e && b <= 0x1a) || (b >= 0x1c && b <= 0x1f) {
-			line := 1 + bytes.Count(head[:i], []byte{'\n'})
-			col := i - bytes.LastIndexByte(head[:i], '\n')
-			return p.errAt(line, ErrNotDump, "not an ibnetdiscover dump: binary data (byte 0x%02x at column %d), expected text", b, col)
-		}
+	if i := binaryByte(head); i >= 0 {
+		line := 1 + bytes.Count(head[:i], []byte{'\n'})
+		col := i - bytes.LastIndexByte(head[:i], '\n')
+		return p.errAt(line, ErrNotDump, "not an ibnetdiscover dump: binary data (byte 0x%02x at column %d), expected text", head[i], col)
 	}
 	return nil
 }
 
-// binaryAt is the error for a line holding a NUL byte.
+// binaryByte returns the index of the first byte of b that no text file
+// holds, or -1: NUL, 0x01-0x08, 0x0E-0x1A, 0x1C-0x1F (the rule of
+// net/http.DetectContentType). ibnetdiscover prints none of them: it
+// replaces what is not printable in node descriptions.
+func binaryByte(b []byte) int {
+	for i, c := range b {
+		if c < 0x20 && (c <= 0x08 || c >= 0x0e && c != 0x1b) {
+			return i
+		}
+	}
+	return -1
+}
+
+// binaryAt is the error for a line holding binary data, or nil.
 func (p *parser) binaryAt(line []byte) error {
-	return p.errAt(p.line, ErrNotDump, "not an ibnetdiscover dump: binary data (byte 0x00 at column %d), expected text",
-		bytes.IndexByte(line, 0)+1)
+	i := binaryByte(line)
+	if i < 0 {
+		return nil
+	}
+	return p.errAt(p.line, ErrNotDump, "not an ibnetdiscover dump: binary data (byte 0x%02x at column %d), expected text", line[i], i+1)
 }
 
 // cutShort marks an error on a last line that has no newline: the file

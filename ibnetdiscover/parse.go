@@ -207,8 +207,8 @@ func (p *parser) read(r io.Reader) error {
 		if len(line) > 0 {
 			p.line++
 			p.unterminated = line[len(line)-1] != '\n'
-			if bytes.IndexByte(line, 0) >= 0 {
-				return p.binaryAt(line)
+			if err := p.binaryAt(line); err != nil {
+				return err
 			}
 			if e := p.handle(line); e != nil {
 				return p.cutShort(e)
