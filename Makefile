@@ -82,6 +82,13 @@ fuzz:
 	  done; \
 	done
 
+## fixtures-opensm: rerun OpenSM's dfsssp on the known-answer fabrics that
+## take it tens of seconds (8x8x8 torus, Kautz(7,3)) and rewrite their
+## recordings in dfsssp/testdata/opensm-known-answers (needs ibsim, opensm)
+.PHONY: fixtures-opensm
+fixtures-opensm:
+	NUESM_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 60m -run '^TestOpenSMKnownAnswers$$' ./dfsssp -args -record-opensm
+
 ## default-fabric: regenerate the embedded default fabric from its generator
 default-fabric: build
 	./$(BIN)/nuesm gen clos2 --radix 36 -o internal/defaults/default.topo
