@@ -16,11 +16,9 @@ import (
 // DefaultPartition is the partition used when none is given: Auto.
 const DefaultPartition = Auto
 
-// Engine is the Nue routing engine ("nue"). Parameters (Options.Params):
-// "partition" = auto (default) | roundrobin | locality | switches,
-// "schedule" = sequential (default) | lockstep, and
-// "share" = auto (default) | switch | switchlid | none.
-type Engine struct{}
+// Engine is the Nue routing engine ("nue"), configured by Config
+// ("nue:partition=locality:share=none"; see Params).
+type Engine struct{ Config Config }
 
 func init() {
 	routing.Register("nue", func() routing.Engine { return Engine{} })
@@ -32,9 +30,9 @@ func (Engine) Name() string { return "nue" }
 // DeadlockFree reports true: every layer's CDG is acyclic by construction.
 func (Engine) DeadlockFree() bool { return true }
 
-// Route computes a Nue routing; see Route.
-func (Engine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-	r, _, err := Route(ctx, g, opt)
+// Route computes a Nue routing; see RouteStats.
+func (e Engine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
+	r, _, err := e.RouteStats(ctx, g, opt)
 	return r, err
 }
 
@@ -50,37 +48,27 @@ type Stats struct {
 	Layers       []LayerStats
 }
 
-// Route computes a Nue routing of g with up to opt.MaxVLs virtual layers
-// and returns per-layer statistics. The result is deterministic and does
-// not depend on opt.Workers.
+// Route computes a Nue routing of g with the default Config; see
+// Engine.RouteStats.
 func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
+	return Engine{}.RouteStats(ctx, g, opt)
+}
+
+// RouteStats computes a Nue routing of g with up to opt.MaxVLs virtual
+// layers and returns per-layer statistics. The result is deterministic
+// and does not depend on opt.Workers.
+func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if err := opt.CheckParams("nue", "partition", "schedule", "share"); err != nil {
+	if err := e.Config.Validate(); err != nil {
 		return nil, nil, err
 	}
 	opt = opt.WithDefaults()
-	how := DefaultPartition
-	if p, ok := opt.Param("partition"); ok {
-		how = Partition(p)
-	}
+	cfg := e.Config.withDefaults()
+	how, sched, share := cfg.Partition, cfg.Schedule, cfg.Share
 	if how == Auto {
 		how = autoPartition(g)
-	}
-	sched := DefaultSchedule
-	if p, ok := opt.Param("schedule"); ok {
-		sched = Schedule(p)
-		if sched != LockStep && sched != Sequential {
-			return nil, nil, fmt.Errorf("nue: unknown schedule %q, expected %s or %s", p, Sequential, LockStep)
-		}
-	}
-	share := DefaultShare
-	if p, ok := opt.Param("share"); ok {
-		share = Share(p)
-		if share != ShareNone && share != ShareSwitch && share != ShareSwitchLID && share != ShareAuto {
-			return nil, nil, fmt.Errorf("nue: unknown share %q, expected %s, %s, %s or %s", p, ShareAuto, ShareSwitch, ShareSwitchLID, ShareNone)
-		}
 	}
 	var jobOf []int32
 	if opt.SAR && len(opt.Jobs) > 0 {

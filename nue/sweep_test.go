@@ -13,14 +13,14 @@ import (
 
 // routeBoth routes g with the sweep and without it (Dijkstra only) and
 // fails unless the tables are identical; it returns the sweep run's stats.
-func routeBoth(t *testing.T, name string, g *fabric.Graph, opt routing.Options) *Stats {
+func routeBoth(t *testing.T, name string, g *fabric.Graph, opt routing.Options, cfg Config) *Stats {
 	t.Helper()
-	a, st, err := Route(context.Background(), g, opt)
+	a, st, err := Engine{Config: cfg}.RouteStats(context.Background(), g, opt)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	noSweep = true
-	b, stb, err := Route(context.Background(), g, opt)
+	b, stb, err := Engine{Config: cfg}.RouteStats(context.Background(), g, opt)
 	noSweep = false
 	if err != nil {
 		t.Fatalf("%s without the sweep: %v", name, err)
@@ -88,7 +88,7 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 			for _, k := range []int{1, 2, 8} {
 				for _, share := range []string{"auto", "none"} {
 					name := fmt.Sprintf("%s/fail%.0f%%/k=%d/share=%s", fam.name, frac*100, k, share)
-					st := routeBoth(t, name, g, routing.Options{MaxVLs: k, Params: map[string]string{"share": share}})
+					st := routeBoth(t, name, g, routing.Options{MaxVLs: k}, Config{Share: Share(share)})
 					n, _ := sweeps(st)
 					swept += n
 				}
@@ -105,7 +105,7 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 		tp, err := fam.gen()
 		g := build(t, tp, err)
 		for _, k := range []int{1, 4} {
-			routeBoth(t, fmt.Sprintf("%s/own rows/k=%d", fam.name, k), g, routing.Options{MaxVLs: k})
+			routeBoth(t, fmt.Sprintf("%s/own rows/k=%d", fam.name, k), g, routing.Options{MaxVLs: k}, Config{})
 		}
 	}
 }
@@ -118,23 +118,23 @@ func TestSweepCases(t *testing.T) {
 	g := build(t, tp, err)
 	jobs := []routing.Job{{ID: "1", Terms: []int32{0, 1, 2, 5, 9}}, {ID: "2", Terms: []int32{3, 4, 20, 21}}}
 	for _, k := range []int{1, 4} {
-		routeBoth(t, fmt.Sprintf("torus SAR k=%d", k), g, routing.Options{MaxVLs: k, SAR: true, Jobs: jobs})
+		routeBoth(t, fmt.Sprintf("torus SAR k=%d", k), g, routing.Options{MaxVLs: k, SAR: true, Jobs: jobs}, Config{})
 	}
 
 	tp, err = topo.FatTree(4, 3, 0)
 	ft := build(t, tp, err)
-	st := routeBoth(t, "fattree4-3 SAR", ft, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs})
+	st := routeBoth(t, "fattree4-3 SAR", ft, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs}, Config{})
 	if n, _ := sweeps(st); n == 0 {
 		t.Error("fat tree with SAR jobs: no sweep (the jobs' own loads stay within the bound)")
 	}
 	for _, k := range []int{1, 8} {
-		st := routeBoth(t, fmt.Sprintf("fattree4-3 k=%d", k), ft, routing.Options{MaxVLs: k})
+		st := routeBoth(t, fmt.Sprintf("fattree4-3 k=%d", k), ft, routing.Options{MaxVLs: k}, Config{})
 		if n, _ := sweeps(st); n < len(ft.Terms) {
 			t.Errorf("fat tree k=%d: %d sweeps, want one at least per terminal LID (%d): its paths are shortest paths", k, n, len(ft.Terms))
 		}
 	}
 
-	routeBoth(t, "fattree4-3 lmc1", withLMC(t, tp.Fabric, 1), routing.Options{MaxVLs: 3})
+	routeBoth(t, "fattree4-3 lmc1", withLMC(t, tp.Fabric, 1), routing.Options{MaxVLs: 3}, Config{})
 }
 
 // TestSweepHeavyLoad: with a small initial weight, load outweighs path
@@ -149,7 +149,7 @@ func TestSweepHeavyLoad(t *testing.T) {
 			tp, err := fam.gen()
 			g := build(t, tp, err)
 			for _, k := range []int{1, 4} {
-				routeBoth(t, fmt.Sprintf("%s/w0=%d/k=%d", fam.name, w0, k), g, routing.Options{MaxVLs: k})
+				routeBoth(t, fmt.Sprintf("%s/w0=%d/k=%d", fam.name, w0, k), g, routing.Options{MaxVLs: k}, Config{})
 			}
 		}
 	}
@@ -208,7 +208,7 @@ func TestSweepResume(t *testing.T) {
 		tp, err := topo.Random(sw, 3+int(seed%4), 1+int(seed%3), seed)
 		g := build(t, tp, err)
 		for _, k := range []int{1, 2} {
-			routeBoth(t, fmt.Sprintf("random%d/seed%d/k=%d", sw, seed, k), g, routing.Options{MaxVLs: k, Params: map[string]string{"share": "none"}})
+			routeBoth(t, fmt.Sprintf("random%d/seed%d/k=%d", sw, seed, k), g, routing.Options{MaxVLs: k}, Config{Share: ShareNone})
 		}
 	}
 }
