@@ -66,13 +66,18 @@ func (r *Result) Line(p fabric.Problem) int {
 	return r.NodeLine(p.Node)
 }
 
-// ParseFile parses the dump at path (see Parse).
+// ParseFile parses the dump at path (see Parse). A named pipe is read as
+// it comes (nuesm info <(ibnetdiscover)); a directory is refused with an
+// error wrapping ErrNotRegular.
 func ParseFile(path string) (*Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("ibnetdiscover: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("ibnetdiscover: %s: a directory, expected a dump file: %w", path, ErrNotRegular)
+	}
 	return Parse(f, path)
 }
 
@@ -218,7 +223,11 @@ func (p *parser) read(r io.Reader) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("ibnetdiscover: %s:%d: read: %w", p.file, p.line, err)
+			// err names the file already (an *os.PathError, as a rule)
+			if p.line == 0 {
+				return fmt.Errorf("ibnetdiscover: %w", err)
+			}
+			return fmt.Errorf("ibnetdiscover: %s:%d: %w", p.file, p.line, err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -155,4 +156,24 @@ func TestLimitReader(t *testing.T) {
 	if len(b) != 100 || !errors.Is(err, ErrTooLarge) {
 		t.Errorf("reading past the limit: %d bytes, %v", len(b), err)
 	}
+}
+
+// TestParseFileDirectory: a directory is named as such, once, without a
+// line 0 or a doubled "read".
+func TestParseFileDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, err := ParseFile(dir)
+	if want := "ibnetdiscover: " + dir + ": a directory, expected a dump file"; !errors.Is(err, ErrNotRegular) || !strings.HasPrefix(fmt.Sprint(err), want) {
+		t.Errorf("ParseFile(dir): %v, want %q", err, want)
+	}
+	_, err = Parse(errReader{}, "r")
+	if err == nil || err.Error() != "ibnetdiscover: read r: input/output error" {
+		t.Errorf("a failing reader: %v", err)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) {
+	return 0, &os.PathError{Op: "read", Path: "r", Err: syscall.EIO}
 }
