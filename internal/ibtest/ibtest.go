@@ -11,7 +11,10 @@
 //
 // Processes are started with exec, stopped when the test ends (SIGTERM,
 // then SIGKILL) and keep their logs in the test's temporary directory; the
-// tail of each log is printed when the test fails. The package has no
+// tail of each log is printed when the test fails. Waits for readiness
+// (ibsim's socket, OpenSM's SUBNET UP, a client's run) give up at
+// Deadline(t), derived from go test's -timeout, not after a fixed time:
+// a busy machine slows a test down without failing it. The package has no
 // dependency on the rest of the module, so that any package's tests may
 // use it.
 package ibtest
