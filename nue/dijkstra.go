@@ -65,6 +65,10 @@ func (l *layer) dijkstra(d dest, w []int64, reached int32) bool {
 			break
 		}
 		x := l.backtrack(d.sw, w)
+		if x < 0 && d.term && l.partialEscape(d.sw) {
+			l.stats.PartialFallbacks++
+			break
+		}
 		if x < 0 {
 			// Impasse: the escape paths route this destination; their
 			// turns are used already, so nothing new enters the CDG.
@@ -326,4 +330,119 @@ func (l *layer) tryDetour(x, c, a, c2 int32, w []int64) bool {
 	l.via[a], l.dist[a] = c2, l.dist[b2]+w[c2]
 	l.via[x], l.dist[x], l.usedOffer[x] = c, l.dist[a]+w[c], true // t3 is in use now
 	return true
+}
+
+// partialEscape resolves an impasse of the search towards terminal
+// destination dsw without giving up what it found: the unreached source
+// switches take the escape routes (whose turns towards dsw are used
+// already), and so does every switch those routes pass until they join a
+// reached switch over a turn that is used or closes no cycle. A reached
+// switch whose join fails takes the escape route itself, and the reached
+// switches routing through it must then join it the same way. Each step
+// only moves switches onto escape routes, so it ends at worst with every
+// source on them (the full fallback). Every turn a source's path takes
+// is then used, so the layer stays acyclic and, for the same reason, the
+// paths are loop-free. It reports false when no source is unreached, or
+// when an escape turn it needs is not in use (then nothing is committed
+// and the caller falls back on the escape paths as a whole).
+func (l *layer) partialEscape(dsw int32) bool {
+	g := l.g
+	S := len(l.via)
+	if l.esc == nil {
+		l.esc, l.inF = make([]int32, S), make([]bool, S)
+	}
+	esc, inF := l.esc, l.inF
+	escapeRoutes(g, l.parent, l.comp, dsw, esc)
+	clear(inF)
+	q := l.queue[:0]
+	for v := int32(0); int(v) < S; v++ {
+		if l.src[v] && !l.settled[v] && l.comp[v] == l.comp[dsw] {
+			inF[v] = true
+			q = append(q, v)
+		}
+	}
+	if len(q) == 0 {
+		l.queue = q
+		return false
+	}
+	// join checks the turn from channel c onto the route of reached
+	// switch x, putting it in use if it is new.
+	join := func(c, x int32) bool {
+		t := l.ti.id(c, l.via[x])
+		if l.ut.isUsed(t) {
+			return true
+		}
+		if l.ut.state[t] != tBlocked && l.ut.use(c, l.via[x], tWet) {
+			l.wet = append(l.wet, t)
+			return true
+		}
+		return false
+	}
+	var moveF func(x int32)
+	moveF = func(x int32) {
+		inF[x] = true
+		q = append(q, x)
+	}
+	for h := 0; h < len(q); h++ {
+		f := q[h]
+		if l.settled[f] {
+			// A reached switch now on its escape route: the reached
+			// switches routing through it join that route.
+			for cc := g.Off[f]; cc < g.Off[f+1]; cc++ {
+				in := g.Rev[cc]
+				y := g.Tail[in]
+				if !inF[y] && l.settled[y] && l.via[y] == in {
+					if t := l.ti.id(in, esc[f]); !l.ut.isUsed(t) {
+						if l.ut.state[t] == tBlocked || !l.ut.use(in, esc[f], tWet) {
+							moveF(y)
+							continue
+						}
+						l.wet = append(l.wet, t)
+					}
+				}
+			}
+		}
+		x := g.Head[esc[f]]
+		switch {
+		case x == dsw:
+		case inF[x]:
+			// An escape turn: marked for every source's route (see
+			// markEscape), checked all the same.
+			if !l.ut.isUsed(l.ti.id(esc[f], esc[x])) {
+				l.queue = q
+				return false
+			}
+		case l.settled[x]:
+			if !join(esc[f], x) {
+				moveF(x)
+			}
+		default:
+			moveF(x)
+		}
+	}
+	l.queue = q
+	for _, v := range q {
+		l.via[v] = esc[v]
+		l.settled[v] = true
+	}
+	l.releaseUnneeded(dsw)
+	return true
+}
+
+// releaseUnneeded takes the search's tentative turns that no route
+// towards dsw takes any more back out of use.
+func (l *layer) releaseUnneeded(dsw int32) {
+	g := l.g
+	keep := l.wet[:0]
+	for _, t := range l.wet {
+		a := l.ti.from(t)
+		n := g.Head[a]
+		b := g.Off[n] + t - l.ti.base[a]
+		if n != dsw && l.settled[g.Tail[a]] && l.via[g.Tail[a]] == a && l.via[n] == b {
+			keep = append(keep, t)
+			continue
+		}
+		l.ut.release(t)
+	}
+	l.wet = keep
 }

@@ -21,8 +21,10 @@
 //     turn is blocked for the layer.
 //     Turns a destination tries but does not keep are released again. When
 //     switches stay unreached, a local backtracking step reroutes one
-//     neighbour; when that fails too, the destination falls back to the
-//     escape paths, whose turns are used already. While loads stay below
+//     neighbour; when that fails too, the unreached sources fall back to
+//     the escape paths, whose turns are used already, joining the routes
+//     found where a turn allows (the whole destination where none does).
+//     While loads stay below
 //     the initial weight, the Dijkstra settles switches level by level
 //     from the destination; the sweep (sweep.go) does that without a
 //     queue and with the same result, leaving the Dijkstra whatever leaves

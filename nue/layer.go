@@ -10,17 +10,20 @@ import (
 
 // LayerStats describe one virtual layer of a Nue run.
 type LayerStats struct {
-	Layer         int    // index = SL = VL
-	Root          string // root switch of the escape paths (first component)
-	Destinations  int    // LIDs routed in the layer
-	Searches      int    // searches run: LIDs sharing one count once (share=switch)
-	Sweeps        int    // of which done by the sweep (sweep.go) rather than the Dijkstra
-	Fallbacks     int    // destinations routed on the escape paths
-	TermFallbacks int    // of which CA or router LIDs
-	Backtracks    int    // successful local backtracking steps
-	EscapeTurns   int    // turns of the escape paths
-	UsedTurns     int    // turns in use at the end (escape paths included)
-	BlockedTurns  int    // turns refused because they would close a cycle
+	Layer        int    // index = SL = VL
+	Root         string // root switch of the escape paths (first component)
+	Destinations int    // LIDs routed in the layer
+	Searches     int    // searches run: LIDs sharing one count once (share=switch)
+	Sweeps       int    // of which done by the sweep (sweep.go) rather than the Dijkstra
+	Fallbacks    int    // destinations routed on the escape paths
+	// PartialFallbacks counts terminal destinations whose unreached
+	// sources took the escape paths while the rest kept their routes.
+	PartialFallbacks int
+	TermFallbacks    int // of which CA or router LIDs
+	Backtracks       int // successful local backtracking steps
+	EscapeTurns      int // turns of the escape paths
+	UsedTurns        int // turns in use at the end (escape paths included)
+	BlockedTurns     int // turns refused because they would close a cycle
 	// FilledHops counts LFT entries of switches no terminal's path passes
 	// (not reached by the search), set to a shortest-path next hop.
 	FilledHops int
@@ -63,6 +66,8 @@ type layer struct {
 	cands     []int32
 	bfs       []int32
 	bfsq      []int32
+	esc       []int32 // scratch of partialEscape: escape routes
+	inF       []bool  // scratch of partialEscape: switches on them
 	inc       []incEntry
 	members   []member // scratch of write
 	stats     LayerStats

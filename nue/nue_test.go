@@ -531,3 +531,24 @@ func TestHighRadix(t *testing.T) {
 		}
 	}
 }
+
+// TestPartialEscape: a torus with one layer, where many searches reach an
+// impasse. The unreached sources take the escape routes while the
+// reached switches keep theirs (dijkstra.go, partialEscape): no terminal
+// destination falls back as a whole, and the routing verifies (also with
+// one search per LID, where a switch's LIDs stall on their own).
+func TestPartialEscape(t *testing.T) {
+	tp, err := topo.Torus([]int{6, 6, 6}, 2, false)
+	g := build(t, tp, err)
+	for _, share := range []string{"auto", "none"} {
+		st := verify(t, "torus6x6x6/share="+share, g, 1, map[string]string{"share": share})
+		partial, whole := 0, 0
+		for _, l := range st.Layers {
+			partial += l.PartialFallbacks
+			whole += l.TermFallbacks
+		}
+		if partial == 0 || whole != 0 {
+			t.Errorf("share=%s: %d partial and %d whole fallbacks of terminal LIDs, want some and none", share, partial, whole)
+		}
+	}
+}
