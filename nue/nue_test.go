@@ -552,3 +552,29 @@ func TestPartialEscape(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadOrder: the terminal LIDs of a layer go switch by switch in the
+// bit-reversed order of the switches' ranks, a switch's LIDs together in
+// LID order, the switch LIDs last as they came.
+func TestSpreadOrder(t *testing.T) {
+	var ds []dest
+	lid := int32(1)
+	for sw := int32(0); sw < 6; sw++ { // switches 0..5, rank = index
+		for i := 0; i < 2; i++ {
+			ds = append(ds, dest{lid: lid, sw: sw, term: true})
+			lid++
+		}
+	}
+	ds = append(ds, dest{lid: 90, sw: 3, phase: 2}, dest{lid: 91, sw: 0, phase: 2})
+	spreadOrder(ds, 6)
+	// 3 bits: ranks 0..5 reversed are 0, 4, 2, 6, 1, 5, so the switches
+	// go 0, 4, 2, 1, 5, 3.
+	var got []int32
+	for _, d := range ds {
+		got = append(got, d.lid)
+	}
+	want := []int32{1, 2, 9, 10, 5, 6, 3, 4, 11, 12, 7, 8, 90, 91}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}
