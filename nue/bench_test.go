@@ -14,6 +14,7 @@ var (
 	benchOnce   sync.Map // name -> *fabric.Graph
 	benchMakers = map[string]func() (*topo.Topology, error){
 		"fattree12-3": func() (*topo.Topology, error) { return topo.FatTree(12, 3, 0) },
+		"fattree18-3": func() (*topo.Topology, error) { return topo.FatTree(18, 3, 0) },
 		"torus8x8x8":  func() (*topo.Topology, error) { return topo.Torus([]int{8, 8, 8}, 4, false) },
 		"clos3-36":    func() (*topo.Topology, error) { return topo.Clos3(36) },
 		"dragonfly8":  func() (*topo.Topology, error) { return topo.Dragonfly(8, 16, 8, 0) },
@@ -54,6 +55,10 @@ func benchEngine(b *testing.B, engine, fab string, k int) {
 
 func BenchmarkNue_FatTree3_k12(b *testing.B)    { benchEngine(b, "nue", "fattree12-3", 8) }
 func BenchmarkMinHop_FatTree3_k12(b *testing.B) { benchEngine(b, "minhop", "fattree12-3", 8) }
+func BenchmarkNue_FatTree3_k18(b *testing.B)    { benchEngine(b, "nue", "fattree18-3", 8) }
+func BenchmarkMinHop_FatTree3_k18(b *testing.B) { benchEngine(b, "minhop", "fattree18-3", 8) }
+func BenchmarkNue_Clos3_r36(b *testing.B)       { benchEngine(b, "nue", "clos3-36", 8) }
+func BenchmarkMinHop_Clos3_r36(b *testing.B)    { benchEngine(b, "minhop", "clos3-36", 8) }
 func BenchmarkNue_Torus8x8x8(b *testing.B)      { benchEngine(b, "nue", "torus8x8x8", 8) }
 func BenchmarkMinHop_Torus8x8x8(b *testing.B)   { benchEngine(b, "minhop", "torus8x8x8", 8) }
 

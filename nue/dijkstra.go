@@ -129,6 +129,9 @@ func (l *layer) relax(u int32, w []int64) {
 			}
 			c := g.Rev[cc] // v -> u
 			nd := du + w[c]
+			if mu&bit == 0 {
+				nd += l.newTurn
+			}
 			if nd < l.dist[v] || (nd == l.dist[v] && l.better(c, mu&bit != 0, v, w)) {
 				l.via[v], l.dist[v], l.usedOffer[v] = c, nd, mu&bit != 0
 				l.qpush(v, nd)
@@ -152,6 +155,9 @@ func (l *layer) relax(u int32, w []int64) {
 			used = inUsed[j>>6]&bit != 0
 		}
 		nd := du + w[c]
+		if !used {
+			nd += l.newTurn
+		}
 		if nd < l.dist[v] || (nd == l.dist[v] && l.better(c, used, v, w)) {
 			l.via[v], l.dist[v], l.usedOffer[v] = c, nd, used
 			l.qpush(v, nd)
@@ -217,6 +223,9 @@ func (l *layer) accept(u, dsw int32, w []int64) bool {
 			used = ut.isUsed(t2)
 		}
 		nd := l.dist[x] + w[c2]
+		if !used {
+			nd += l.newTurn
+		}
 		if nd < bestD || (nd == bestD && used && !bestUsed) {
 			best, bestD, bestUsed = c2, nd, used
 		}

@@ -183,9 +183,12 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	for c := range w {
 		w[c] = w0
 	}
+	// Switch LIDs' searches (no load) charge a new turn two hops (see
+	// layer.newTurn).
+	newTurn := 2 * w0
 	// A bound on any search key, for the radix heap: every destination
 	// adds at most (all sources' load) × (its LIDs) to a channel, and a
-	// key sums at most S channels.
+	// key sums at most S channels and S new turns.
 	radix := false
 	{
 		var load uint64
@@ -194,7 +197,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		}
 		hi1, perDest := bits.Mul64(load, uint64(unit)+1)
 		hi2, total := bits.Mul64(perDest, uint64(n))
-		maxW := total + uint64(w0)
+		maxW := total + uint64(w0) + uint64(newTurn)
 		hi3, maxKey := bits.Mul64(maxW, uint64(S))
 		radix = hi1 == 0 && hi2 == 0 && maxW >= total && hi3 == 0 && radixFits(S, maxKey)
 	}
@@ -241,6 +244,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		l := newLayer(i, g, ti, seq, comp, compSrc, own, src, lds)
 		l.jobOwn = jobOwn
 		l.rows = rows
+		l.newTurnCost = newTurn
 		if radix {
 			l.rh = newRadixHeap(S)
 		}

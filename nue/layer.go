@@ -72,6 +72,16 @@ type layer struct {
 	members   []member // scratch of write
 	stats     LayerStats
 
+	// newTurn is what the current search adds to a key for an offer
+	// over a turn not in use: 0 for terminal LIDs; for switch LIDs, which
+	// carry no load, newTurnCost, two hops' worth. Their searches then
+	// settle the switches a used turn reaches before those only a new
+	// turn reaches, and stop once every source is settled: on fat trees
+	// the switches between the levels offer each other valleys (down,
+	// then up) that nearly always close a cycle and that no source's path
+	// needs, so their cycle checks are never run. A path saving more
+	// than two hops still takes a new turn.
+	newTurn, newTurnCost int64
 	// The sweep (sweep.go): w0 is the initial channel weight and span
 	// the most load any channel carries, as of the current step.
 	w0, span           int64
@@ -115,6 +125,10 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, comp, compSr
 func (l *layer) route(d dest, w []int64, out *stepOut) bool {
 	l.stats.Searches++
 	l.resetSearch()
+	l.newTurn = 0
+	if d.phase == 2 {
+		l.newTurn = l.newTurnCost
+	}
 	fb := l.stats.Fallbacks
 	swept, resume, reached := l.trySweep(d.sw, w)
 	if swept && out != nil {

@@ -215,7 +215,7 @@ func (l *layer) row(s int32) *levelRow {
 // sources reached (resume); a nil resume means the Dijkstra starts afresh
 // from the reset scratch.
 func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reached int32) {
-	if noSweep || l.ti.hs == nil || relaxWide {
+	if noSweep || l.ti.hs == nil || relaxWide || l.newTurn > 0 {
 		return false, nil, 0
 	}
 	if l.sweeps >= sweepProbe && l.sweepFails*sweepGiveUp > l.sweeps {
