@@ -68,6 +68,7 @@ type layer struct {
 	bfsq      []int32
 	esc       []int32 // scratch of partialEscape: escape routes
 	inF       []bool  // scratch of partialEscape: switches on them
+	onPath    []bool  // scratch of commitCarried
 	inc       []incEntry
 	members   []member // scratch of write
 	stats     LayerStats
@@ -152,7 +153,11 @@ func (l *layer) route(d dest, w []int64, out *stepOut) bool {
 			return false
 		}
 	}
-	l.commitWet()
+	if d.phase == 2 {
+		l.commitCarried(d.sw)
+	} else {
+		l.commitWet()
+	}
 	for v := range l.via {
 		if !l.settled[v] && int32(v) != d.sw && l.stats.Fallbacks == fb {
 			l.via[v] = -1 // a tentative offer, not a route
@@ -175,6 +180,42 @@ func (l *layer) commitWet() {
 		if l.ut.state[t] == tWet {
 			l.ut.state[t] = tUsed
 			l.ut.used++
+		}
+	}
+}
+
+// commitCarried puts into use for good the search's tentative turns that
+// some source's path towards dsw takes, and releases the others: a switch
+// no terminal's packets pass keeps its route (its own packets, which the
+// acyclicity claim does not cover, follow the tree loop-free), but its
+// turn stays free. Used for switch LIDs, whose searches settle many such
+// switches; a turn put in use for none of their sources would only block
+// the turns later searches need.
+func (l *layer) commitCarried(dsw int32) {
+	g := l.g
+	if l.onPath == nil {
+		l.onPath = make([]bool, len(l.via))
+	}
+	on := l.onPath
+	clear(on)
+	for v := int32(0); int(v) < len(l.via); v++ {
+		if !l.src[v] {
+			continue
+		}
+		for x := v; x != dsw && !on[x] && l.via[x] >= 0; x = g.Head[l.via[x]] {
+			on[x] = true
+		}
+	}
+	for _, t := range l.wet {
+		if l.ut.state[t] != tWet {
+			continue
+		}
+		a := l.ti.from(t)
+		if x := g.Tail[a]; on[x] && l.via[x] == a {
+			l.ut.state[t] = tUsed
+			l.ut.used++
+		} else {
+			l.ut.release(t)
 		}
 	}
 }
