@@ -1,7 +1,6 @@
 package nue
 
 import (
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -84,8 +83,12 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 		}
 	}
 	// Each worker takes the next source, computes its dependencies, waits
+	// (asleep, not spinning: the worker it waits for may be off its core)
 	// until the source before it is added, and adds its own.
-	var next, added atomic.Int32
+	var next atomic.Int32
+	var mu sync.Mutex
+	turn := sync.NewCond(&mu)
+	added := int32(0)
 	var wg sync.WaitGroup
 	for k := 0; k < min(workers, len(srcs)); k++ {
 		wg.Add(1)
@@ -95,11 +98,16 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 			for i := next.Add(1) - 1; int(i) < len(srcs); i = next.Add(1) - 1 {
 				t.build(g, srcs[i])
 				acc.depend(&t)
-				for added.Load() != i {
-					runtime.Gosched()
+				mu.Lock()
+				for added != i {
+					turn.Wait()
 				}
+				mu.Unlock()
 				acc.add(&t)
-				added.Store(i + 1)
+				mu.Lock()
+				added = i + 1
+				turn.Broadcast()
+				mu.Unlock()
 			}
 		}()
 	}

@@ -417,17 +417,8 @@ func schedule(layers []*layer, sched Schedule) []step {
 		switch {
 		case p == 2 && sched == Sequential:
 			// Switch LIDs add no load, so the weights no longer change
-			// and the layers are independent: one round per step gives
-			// the sequential result, in parallel.
-			for i := 0; i < rounds; i++ {
-				var st step
-				for j := range ph {
-					if a, ok := at(j, i); ok {
-						st = append(st, a)
-					}
-				}
-				steps = append(steps, st)
-			}
+			// and the layers are independent: runSwitchLIDs routes them
+			// layer by layer, in parallel.
 		case sched == LockStep:
 			// Rotate each layer's list so one round's destinations
 			// spread over the fabric (consecutive LIDs tend to share a
@@ -461,9 +452,16 @@ func schedule(layers []*layer, sched Schedule) []step {
 // to no data. The result does not depend on the workers.
 func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft.Routing, opt routing.Options, sched Schedule) (bool, error) {
 	steps := schedule(layers, sched)
+	var lists [][]dest // the switch LIDs left to runSwitchLIDs
+	if sched == Sequential {
+		lists = switchLIDs(layers)
+	}
 	total := 0
 	for _, st := range steps {
 		total += len(st)
+	}
+	for _, ds := range lists {
+		total += len(ds)
 	}
 	wmax := w0 // the heaviest channel, for the sweep
 	for _, x := range w {
@@ -536,5 +534,61 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft
 			opt.Progress(done, total)
 		}
 	}
+	if lists != nil {
+		return runSwitchLIDs(ctx, layers, lists, w, w0, wmax, r, opt, [2]int{done, total})
+	}
 	return true, nil
+}
+
+// switchLIDs returns, per layer, its switch LIDs (phase 2).
+func switchLIDs(layers []*layer) [][]dest {
+	lists := make([][]dest, len(layers))
+	for i, l := range layers {
+		for j, d := range l.dests {
+			if d.phase == 2 {
+				lists[i] = l.dests[j:]
+				break
+			}
+		}
+	}
+	return lists
+}
+
+// runSwitchLIDs routes every layer's switch LIDs (phase 2) under the
+// sequential schedule, each layer in order on one worker, the layers side
+// by side: switch LIDs add no load, so the weights stay as the terminal
+// LIDs left them and the layers share nothing they write but the tables,
+// where each LID's column is its own. The result is the sequential one
+// whatever the workers. A worker waits for nothing but the end.
+func runSwitchLIDs(ctx context.Context, layers []*layer, lists [][]dest, w []int64, w0, wmax int64, r *lft.Routing, opt routing.Options, progress [2]int) (bool, error) {
+	var failed, cancelled atomic.Bool
+	var count atomic.Int64
+	count.Store(int64(progress[0]))
+	total := progress[1]
+	parallelFor(len(layers), opt.Workers, func(i int) {
+		l := layers[i]
+		l.w0, l.span = w0, wmax-w0
+		for _, d := range lists[i] {
+			if failed.Load() || cancelled.Load() {
+				return
+			}
+			if ctx.Err() != nil {
+				cancelled.Store(true)
+				return
+			}
+			if !l.route(d, w, nil) {
+				failed.Store(true)
+				return
+			}
+			l.write(d, r)
+			l.inc = l.inc[:0]
+			if n := int(count.Add(1)); opt.Progress != nil && (n == total || n%64 == 0) {
+				opt.Progress(n, total)
+			}
+		}
+	})
+	if cancelled.Load() {
+		return false, fmt.Errorf("nue: %w", ctx.Err())
+	}
+	return !failed.Load(), nil
 }

@@ -389,7 +389,7 @@ func (l *layer) fillUnreached(dsw int32) {
 // in the switch's order).
 func (l *layer) fillFromRow(dsw int32) {
 	g := l.g
-	row := l.rows.row(dsw, l.lvl)
+	row := l.row(dsw)
 	for _, v := range row.order[1:] {
 		if l.via[v] >= 0 {
 			continue
