@@ -110,7 +110,7 @@ func (l *layer) relax(u int32, w []int64) {
 	}
 	du := l.dist[u]
 	off, end := g.Off[u], g.Off[u+1]
-	if l.ti.words == 1 && !relaxWide {
+	if l.ti.words == 1 && !l.tune.relaxWide {
 		// Degree ≤ 64, the usual case: both masks in registers; the
 		// destination's own switch (vu < 0) continues on no turn, which
 		// counts as used.
@@ -164,10 +164,6 @@ func (l *layer) relax(u int32, w []int64) {
 		}
 	}
 }
-
-// relaxWide makes relax take its general path even for one-word masks
-// (tests compare the two).
-var relaxWide = false
 
 // better breaks a tie between v's current offer and channel c: a used
 // turn first (no new dependency), then the less loaded first hop (fat trees
@@ -355,87 +351,82 @@ func (l *layer) tryDetour(x, c, a, c2 int32, w []int64) bool {
 // when an escape turn it needs is not in use (then nothing is committed
 // and the caller falls back on the escape paths as a whole).
 func (l *layer) partialEscape(dsw int32) bool {
-	g := l.g
 	S := len(l.via)
 	if l.esc == nil {
 		l.esc, l.inF = make([]int32, S), make([]bool, S)
 	}
-	esc, inF := l.esc, l.inF
-	escapeRoutes(g, l.parent, l.comp, dsw, esc)
-	clear(inF)
-	q := l.queue[:0]
+	escapeRoutes(l.g, l.parent, l.comp, dsw, l.esc)
+	clear(l.inF)
+	l.queue = l.queue[:0]
 	for v := int32(0); int(v) < S; v++ {
 		if l.src[v] && !l.settled[v] && l.comp[v] == l.comp[dsw] {
-			inF[v] = true
-			q = append(q, v)
+			l.toEscape(v)
 		}
 	}
-	if len(q) == 0 {
-		l.queue = q
+	if len(l.queue) == 0 {
 		return false
 	}
-	// join checks the turn from channel c onto the route of reached
-	// switch x, putting it in use if it is new.
-	join := func(c, x int32) bool {
-		t := l.ti.id(c, l.via[x])
-		if l.ut.isUsed(t) {
-			return true
-		}
-		if l.ut.state[t] != tBlocked && l.ut.use(c, l.via[x], tWet) {
-			l.wet = append(l.wet, t)
-			return true
-		}
-		return false
-	}
-	var moveF func(x int32)
-	moveF = func(x int32) {
-		inF[x] = true
-		q = append(q, x)
-	}
-	for h := 0; h < len(q); h++ {
-		f := q[h]
-		if l.settled[f] {
-			// A reached switch now on its escape route: the reached
-			// switches routing through it join that route.
-			for cc := g.Off[f]; cc < g.Off[f+1]; cc++ {
-				in := g.Rev[cc]
-				y := g.Tail[in]
-				if !inF[y] && l.settled[y] && l.via[y] == in {
-					if t := l.ti.id(in, esc[f]); !l.ut.isUsed(t) {
-						if l.ut.state[t] == tBlocked || !l.ut.use(in, esc[f], tWet) {
-							moveF(y)
-							continue
-						}
-						l.wet = append(l.wet, t)
-					}
-				}
-			}
-		}
-		x := g.Head[esc[f]]
-		switch {
-		case x == dsw:
-		case inF[x]:
-			// An escape turn: marked for every source's route (see
-			// markEscape), checked all the same.
-			if !l.ut.isUsed(l.ti.id(esc[f], esc[x])) {
-				l.queue = q
-				return false
-			}
-		case l.settled[x]:
-			if !join(esc[f], x) {
-				moveF(x)
-			}
-		default:
-			moveF(x)
+	for h := 0; h < len(l.queue); h++ {
+		if !l.escapeStep(l.queue[h], dsw) {
+			return false
 		}
 	}
-	l.queue = q
-	for _, v := range q {
-		l.via[v] = esc[v]
+	for _, v := range l.queue {
+		l.via[v] = l.esc[v]
 		l.settled[v] = true
 	}
 	l.releaseUnneeded(dsw)
 	return true
+}
+
+// toEscape queues switch x to take its escape route (partialEscape).
+func (l *layer) toEscape(x int32) {
+	l.inF[x] = true
+	l.queue = append(l.queue, x)
+}
+
+// escapeStep joins switch f's escape route to the next switch's route,
+// and, if f was reached, the reached switches routing through f to f's
+// escape route; whoever cannot join takes the escape route too. It
+// reports false when an escape turn is not in use.
+func (l *layer) escapeStep(f, dsw int32) bool {
+	g, esc := l.g, l.esc
+	if l.settled[f] {
+		for cc := g.Off[f]; cc < g.Off[f+1]; cc++ {
+			in := g.Rev[cc]
+			if y := g.Tail[in]; !l.inF[y] && l.settled[y] && l.via[y] == in && !l.joinTurn(in, esc[f]) {
+				l.toEscape(y)
+			}
+		}
+	}
+	switch x := g.Head[esc[f]]; {
+	case x == dsw:
+	case l.inF[x]:
+		// An escape turn: marked for every source's route (see
+		// markEscape), checked all the same.
+		return l.ut.isUsed(l.ti.id(esc[f], esc[x]))
+	case l.settled[x]:
+		if !l.joinTurn(esc[f], l.via[x]) {
+			l.toEscape(x)
+		}
+	default:
+		l.toEscape(x)
+	}
+	return true
+}
+
+// joinTurn reports whether turn a→b is used or can be put in use (as a
+// tentative turn of the search) without closing a cycle.
+func (l *layer) joinTurn(a, b int32) bool {
+	t := l.ti.id(a, b)
+	if l.ut.isUsed(t) {
+		return true
+	}
+	if l.ut.state[t] != tBlocked && l.ut.use(a, b, tWet) {
+		l.wet = append(l.wet, t)
+		return true
+	}
+	return false
 }
 
 // releaseUnneeded takes the search's tentative turns that no route

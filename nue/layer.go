@@ -72,6 +72,7 @@ type layer struct {
 	inc       []incEntry
 	members   []member // scratch of write
 	stats     LayerStats
+	tune      *tuning // shared, read-only
 
 	// newTurn is what the current search adds to a key for an offer
 	// over a turn not in use: 0 for terminal LIDs; for switch LIDs, which
@@ -97,17 +98,14 @@ type layer struct {
 	written bool
 }
 
-// noSweep turns the sweep off (tests compare it with the Dijkstra).
-var noSweep = false
-
 const inf = int64(math.MaxInt64 / 4)
 
 // newLayer returns layer idx with destinations ds; its channels start in
 // the order seq (see seedOrder).
-func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, comp, compSrc []int32, own []int64, src []bool, ds []dest) *layer {
+func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, sc *sources, ds []dest) *layer {
 	S := g.NumSwitches()
 	return &layer{
-		idx: idx, g: g, ti: ti, comp: comp, compSrc: compSrc, own: own, src: src, dests: ds,
+		idx: idx, g: g, ti: ti, comp: sc.comp, compSrc: sc.compSrc, own: sc.own, jobOwn: sc.jobOwn, src: sc.src, dests: ds,
 		ut: newUsedTurns(ti, seq), nh: newNodeHeap(S),
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),

@@ -519,9 +519,9 @@ func TestHighRadix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			relaxWide = true
-			wide, _, err := Route(context.Background(), g, routing.Options{MaxVLs: k})
-			relaxWide = false
+			tune := defaultTuning()
+			tune.relaxWide = true
+			wide, _, err := routeTuned(context.Background(), g, routing.Options{MaxVLs: k}, tune)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,14 +45,6 @@ import (
 // whose sweeps often stop (tori, where blocked turns make detours common)
 // stops trying.
 
-// Sweep tuning: after sweepProbe attempts, a layer stops sweeping once more
-// than one in sweepGiveUp of its sweeps stopped short (torus 8×8×8, k = 8: 241
-// of its first 256). Only speed depends on it; variables for tests.
-var (
-	sweepProbe  = 8
-	sweepGiveUp = 4
-)
-
 // levelRow is the breadth-first structure of the switch graph from one
 // destination switch.
 type levelRow struct {
@@ -65,7 +57,7 @@ type levelRow struct {
 
 // levelRows holds a levelRow for every switch, each built when first
 // needed and then shared read-only by the layers, while they fit
-// maxLevelBytes; beyond that each layer builds the row it needs into its
+// tuning.maxLevelBytes; beyond that each layer builds the row it needs into its
 // own scratch (see layer.row). Nobody waits for a row: whoever finds it
 // being built by another goroutine builds a copy of its own (rows depend
 // on the fabric alone), so a builder the operating system holds back
@@ -82,9 +74,6 @@ const (
 	rowBuilding
 	rowReady
 )
-
-// maxLevelBytes bounds the shared rows (a variable for tests).
-var maxLevelBytes int64 = 256 << 20
 
 // buildRow computes the row of switch s into r, reusing its storage; lv is
 // scratch of one entry per switch.
@@ -130,10 +119,10 @@ func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
 }
 
 // newLevelRows prepares the shared rows, or returns nil when they would
-// not fit maxLevelBytes.
-func newLevelRows(g *fabric.Graph) *levelRows {
+// not fit maxBytes.
+func newLevelRows(g *fabric.Graph, maxBytes int64) *levelRows {
 	S := g.NumSwitches()
-	if int64(S)*int64(S)*12 > maxLevelBytes {
+	if int64(S)*int64(S)*12 > maxBytes {
 		return nil
 	}
 	lr := &levelRows{g: g, rows: make([]levelRow, S), state: make([]atomic.Uint32, S)}
@@ -239,10 +228,13 @@ func (l *layer) row(s int32) *levelRow {
 // sources reached (resume); a nil resume means the Dijkstra starts afresh
 // from the reset scratch.
 func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reached int32) {
-	if noSweep || l.ti.hs == nil || relaxWide || l.newTurn > 0 {
+	t := l.tune
+	if t.noSweep || l.ti.hs == nil || t.relaxWide || l.newTurn > 0 {
 		return false, nil, 0
 	}
-	if l.sweeps >= sweepProbe && l.sweepFails*sweepGiveUp > l.sweeps {
+	// A layer whose sweeps often stop short stops trying (torus 8×8×8,
+	// k = 8: 241 of its first 256).
+	if l.sweeps >= t.sweepProbe && l.sweepFails*t.sweepGiveUp > l.sweeps {
 		return false, nil, 0
 	}
 	l.sweeps++
