@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -17,6 +18,7 @@ var (
 		"fattree18-3": func() (*topo.Topology, error) { return topo.FatTree(18, 3, 0) },
 		"torus8x8x8":  func() (*topo.Topology, error) { return topo.Torus([]int{8, 8, 8}, 4, false) },
 		"clos3-36":    func() (*topo.Topology, error) { return topo.Clos3(36) },
+		"clos3-56":    func() (*topo.Topology, error) { return topo.Clos3(56) },
 		"dragonfly8":  func() (*topo.Topology, error) { return topo.Dragonfly(8, 16, 8, 0) },
 	}
 )
@@ -68,3 +70,22 @@ func BenchmarkNueScale_Clos3_r36(b *testing.B)       { benchEngine(b, "nue", "cl
 func BenchmarkNueScale_Dragonfly_p8(b *testing.B)    { benchEngine(b, "nue", "dragonfly8", 8) }
 func BenchmarkMinHopScale_Clos3_r36(b *testing.B)    { benchEngine(b, "minhop", "clos3-36", 8) }
 func BenchmarkMinHopScale_Dragonfly_p8(b *testing.B) { benchEngine(b, "minhop", "dragonfly8", 8) }
+
+// BenchmarkNueScale_Clos3_r56VerifyK8: the largest subnet InfiniBand
+// allows in practice (43,904 CAs, 3,920 switches, 47,824 LIDs), routed
+// with Nue at 8 VLs and verified (cdg.Verify with switch delivery), as
+// a published routing is. Run by name (make bench-nue), under
+// /usr/bin/time -v for the peak memory.
+func BenchmarkNueScale_Clos3_r56VerifyK8(b *testing.B) {
+	g := benchGraph(b, "clos3-56")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, _, err := Route(context.Background(), g, routing.Options{MaxVLs: 8})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := cdg.Verify(g, r, cdg.Options{MaxVLs: 8, SwitchDelivery: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
