@@ -52,7 +52,7 @@ func TestEngines(t *testing.T) {
 					t.Fatalf("sssp: %v", err)
 				}
 				for _, ss := range []string{"off", "on"} {
-					r, st, err := RouteDFSSSP(context.Background(), g, routing.Options{Params: map[string]string{"switchsources": ss}})
+					r, st, err := DFSSSP{Config: Config{SwitchSources: ss == "on"}}.RouteStats(context.Background(), g, routing.Options{})
 					if err != nil {
 						t.Fatalf("dfsssp switchsources=%s: %v", ss, err)
 					}
@@ -93,7 +93,7 @@ func TestRing5(t *testing.T) {
 	if _, err := verify(t, g, r, 8, false); !errors.Is(err, cdg.ErrCycle) {
 		t.Fatalf("sssp on a 5-ring: err = %v, want a CDG cycle", err)
 	}
-	r, st, err := RouteDFSSSP(context.Background(), g, routing.Options{Params: map[string]string{"vlbalance": "off"}})
+	r, st, err := DFSSSP{Config: Config{NoVLBalance: true}}.RouteStats(context.Background(), g, routing.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestKnownAnswerKautz73(t *testing.T) {
 		t.Fatalf("err = %v, want a VLError with Needed >= 9", err)
 	}
 	t.Logf("%v in %v", err, time.Since(start).Round(time.Millisecond))
-	_, st, err := RouteDFSSSP(context.Background(), g, routing.Options{MaxVLs: 8, Params: map[string]string{"vlcount": "exact"}})
+	_, st, err := DFSSSP{Config: Config{ExactVLCount: true}}.RouteStats(context.Background(), g, routing.Options{MaxVLs: 8})
 	if !errors.As(err, &ve) || !st.Exact || ve.Needed != st.Needed {
 		t.Fatalf("vlcount=exact: err = %v, exact %v", err, st.Exact)
 	}
@@ -236,13 +236,14 @@ func TestDeterminism(t *testing.T) {
 	// Many layers: the 4×4×4 torus with 2 CAs per switch needs 10.
 	tp, err = topo.Torus([]int{4, 4, 4}, 2, false)
 	g = compile(t, tp, err)
-	opt := routing.Options{MaxVLs: 15, Params: map[string]string{"vlcount": "exact"}}
-	first, st, err := RouteDFSSSP(context.Background(), g, opt)
+	opt := routing.Options{MaxVLs: 15}
+	exact := DFSSSP{Config: Config{ExactVLCount: true}}
+	first, st, err := exact.RouteStats(context.Background(), g, opt)
 	if err != nil || st.Needed != 10 {
 		t.Fatalf("torus 4x4x4: needed %d, err %v", st.Needed, err)
 	}
 	opt.Workers = 4
-	if r, _, err := RouteDFSSSP(context.Background(), g, opt); err != nil || !lft.Equal(first, r) {
+	if r, _, err := exact.RouteStats(context.Background(), g, opt); err != nil || !lft.Equal(first, r) {
 		t.Fatalf("torus 4x4x4 differs with 4 workers (err %v)", err)
 	}
 }
@@ -273,12 +274,16 @@ func TestParams(t *testing.T) {
 	tp, err := topo.Ring(4, 1, nil)
 	g := compile(t, tp, err)
 	for _, p := range []map[string]string{{"nope": "1"}, {"vlcount": "many"}, {"vlbalance": "yes"}, {"switchsources": "1"}} {
-		if _, _, err := RouteDFSSSP(context.Background(), g, routing.Options{Params: p}); err == nil {
+		if _, err := (DFSSSP{}).Configure(p); err == nil {
 			t.Errorf("dfsssp accepted %v", p)
 		}
 	}
-	if _, err := RouteSSSP(context.Background(), g, routing.Options{Params: map[string]string{"vlcount": "exact"}}); err == nil {
+	if _, err := routing.Configure(SSSP{}, map[string]string{"vlcount": "exact"}); err == nil {
 		t.Error("sssp accepted a parameter")
+	}
+	e, err := (DFSSSP{}).Configure(map[string]string{"vlcount": "exact", "vlbalance": "off", "switchsources": "on"})
+	if want := (DFSSSP{Config: Config{ExactVLCount: true, NoVLBalance: true, SwitchSources: true}}); err != nil || e != want {
+		t.Errorf("Configure: %+v, %v, want %+v", e, err, want)
 	}
 	if _, err := RouteSSSP(context.Background(), g, routing.Options{MaxVLs: 16}); err == nil {
 		t.Error("sssp accepted MaxVLs 16")
@@ -302,9 +307,9 @@ func TestRegistered(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The chain rejects SSSP's cyclic tables and takes DFSSSP's.
-	_, _, attempts, err := routing.RouteChain(context.Background(), g, engines, routing.Options{})
-	if err != nil || len(attempts) != 2 || attempts[0].Err == nil || attempts[1].Err != nil {
-		t.Fatalf("chain: err %v, attempts %+v", err, attempts)
+	res, err := routing.RouteChain(context.Background(), g, engines, routing.Options{})
+	if err != nil || len(res.Attempts) != 2 || res.Attempts[0].Err == nil || res.Attempts[1].Err != nil {
+		t.Fatalf("chain: err %v, attempts %+v", err, res.Attempts)
 	}
 }
 

@@ -2,7 +2,6 @@ package dfsssp
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -30,18 +29,9 @@ func (SSSP) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*l
 	return RouteSSSP(ctx, g, opt)
 }
 
-// DFSSSP is the deadlock-free engine ("dfsssp"). Parameters
-// (Options.Params): "vlcount" = bound (default: stop where OpenSM stops
-// and report MaxVLs+1 on failure) | exact (keep layering up to 15 layers
-// to report the number needed); "vlbalance" = on (default: spread paths
-// over unused VLs as OpenSM does) | off (use only the VLs the layering
-// needs); "switchsources" = off (default: as OpenSM, the CDG holds the
-// paths of terminal ports; a switch's own traffic shares its terminals'
-// paths and SLs, and a switch without terminals sends on layer 0) | on
-// (paths from switches without terminals join the CDG too, so traffic
-// from every switch LID is deadlock-free; cdg.Options.SwitchSources
-// checks that). Safe for concurrent use.
-type DFSSSP struct{}
+// DFSSSP is the deadlock-free engine ("dfsssp"), configured by Config
+// ("dfsssp:vlcount=exact"; see Params). Safe for concurrent use.
+type DFSSSP struct{ Config Config }
 
 // Name returns "dfsssp".
 func (DFSSSP) Name() string { return "dfsssp" }
@@ -50,9 +40,9 @@ func (DFSSSP) Name() string { return "dfsssp" }
 // returns an error.
 func (DFSSSP) DeadlockFree() bool { return true }
 
-// Route computes the DFSSSP routing; see RouteDFSSSP.
-func (DFSSSP) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-	r, _, err := RouteDFSSSP(ctx, g, opt)
+// Route computes the DFSSSP routing; see RouteStats.
+func (e DFSSSP) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
+	r, _, err := e.RouteStats(ctx, g, opt)
 	return r, err
 }
 
@@ -83,9 +73,6 @@ func RouteSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	if err := opt.CheckParams("sssp"); err != nil {
-		return nil, err
-	}
 	opt = opt.WithDefaults()
 	p, err := newPlan(g, false)
 	if err != nil {
@@ -98,48 +85,32 @@ func RouteSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.
 	return r, nil
 }
 
-// RouteDFSSSP computes SSSP paths and assigns them to virtual layers with
+// RouteDFSSSP computes the DFSSSP routing with the default Config; see
+// DFSSSP.RouteStats.
+func RouteDFSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
+	return DFSSSP{}.RouteStats(ctx, g, opt)
+}
+
+// RouteStats computes SSSP paths and assigns them to virtual layers with
 // acyclic CDGs (Domke et al. 2011; see the package comment for the
-// heuristic, which is OpenSM's). It returns a *routing.VLError (Engine
+// heuristic, which is OpenSM's unless Config.FirstFit). It returns a *routing.VLError (Engine
 // "dfsssp") with the statistics when more than opt.MaxVLs layers are
 // needed, and never a routing with a CDG cycle. Cost: the SSSP part, plus
 // 17 bytes per (switch, destination LID) path of state (22 MB for the
 // 8×8×8 torus with 2,560 LIDs) and, per broken dependency, a walk of each
 // path that moves; the cycle search is resumed, not restarted, after each
 // break. The result does not depend on opt.Workers.
-func RouteDFSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
+func (e DFSSSP) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
 	if err := opt.Validate(); err != nil {
-		return nil, nil, err
-	}
-	if err := opt.CheckParams("dfsssp", "vlcount", "vlbalance", "switchsources"); err != nil {
 		return nil, nil, err
 	}
 	opt = opt.WithDefaults()
 	limit := opt.MaxVLs
-	switch v, _ := opt.Param("vlcount"); v {
-	case "", "bound":
-	case "exact":
+	if e.Config.ExactVLCount {
 		limit = max(limit, lft.MaxVLs)
-	default:
-		return nil, nil, fmt.Errorf("dfsssp: vlcount=%q, expected bound or exact", v)
 	}
-	spread := true
-	switch v, _ := opt.Param("vlbalance"); v {
-	case "", "on":
-	case "off":
-		spread = false
-	default:
-		return nil, nil, fmt.Errorf("dfsssp: vlbalance=%q, expected on or off", v)
-	}
-	switchSources := false
-	switch v, _ := opt.Param("switchsources"); v {
-	case "", "off":
-	case "on":
-		switchSources = true
-	default:
-		return nil, nil, fmt.Errorf("dfsssp: switchsources=%q, expected off or on", v)
-	}
-	p, err := newPlan(g, switchSources)
+	spread := !e.Config.NoVLBalance
+	p, err := newPlan(g, e.Config.SwitchSources)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +135,11 @@ func RouteDFSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lf
 			st.Paths++
 		}
 	}
-	needed, err := b.layering(ctx, limit, st)
+	layering := b.layering
+	if e.Config.FirstFit {
+		layering = b.layeringFirstFit
+	}
+	needed, err := layering(ctx, limit, st)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -253,7 +253,7 @@ func TestLayersAcyclicFromScratch(t *testing.T) {
 		for _, ss := range []string{"off", "on"} {
 			tp, err := fx.make()
 			g := withFailures(t, tp, err, 0.03, 8)
-			r, st, err := RouteDFSSSP(context.Background(), g, routing.Options{Params: map[string]string{"vlbalance": "off", "switchsources": ss}})
+			r, st, err := DFSSSP{Config: Config{NoVLBalance: true, SwitchSources: ss == "on"}}.RouteStats(context.Background(), g, routing.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

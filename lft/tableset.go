@@ -1,21 +1,132 @@
 package lft
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/atomicfile"
 )
 
 // Names of the files of a table set, as nuesm route and the daemon write
 // them.
 const (
-	LFTsFile  = "opensm-lfts.dump"
-	SLFile    = "nuesm.sl"
-	SL2VLFile = "opensm-sl2vl.dump"
+	LFTsFile      = "opensm-lfts.dump" // for opensm -R file -U
+	SLFile        = "nuesm.sl"         // the SL of every path
+	SL2VLFile     = "opensm-sl2vl.dump"
+	QoSPolicyFile = "qos-policy.conf" // only when SLs depend on the destination alone
+	FabricFile    = "fabric.topo"     // the dump the tables are for
+	SummaryFile   = "summary.json"
 )
+
+// TableSet is a routing as the files a subnet manager loads (LFTs, SLs,
+// SL2VL, QoS policy), with the dump it was computed for and a summary.
+// nuesm route and the daemon both write their sets from it, so one
+// routing gives the same bytes from either.
+type TableSet struct {
+	Graph   *fabric.Graph
+	Routing *Routing
+	// Fabric is the dump's text, written as FabricFile so that plan, diff
+	// and verify find the fabric beside the tables; nil writes none.
+	Fabric []byte
+	// Summary is written as indented JSON to SummaryFile; nil writes none.
+	Summary any
+}
+
+// File is one file of a table set.
+type File struct {
+	Name  string
+	Key   string // the file's key in a summary: lfts, sl, sl2vl, qos_policy, fabric
+	Write func(io.Writer) error
+}
+
+// Tables lists the table files of the set: LFTs, SLs, SL2VL, and the QoS
+// policy when the SLs depend on the destination alone.
+func (ts *TableSet) Tables() []File {
+	g, r := ts.Graph, ts.Routing
+	files := []File{
+		{LFTsFile, "lfts", func(w io.Writer) error { return WriteOpenSMLFTs(w, g, r) }},
+		{SLFile, "sl", func(w io.Writer) error { return WriteSL(w, g, r) }},
+		{SL2VLFile, "sl2vl", func(w io.Writer) error { return WriteOpenSMSL2VL(w, g, r) }},
+	}
+	if r.SL.PerDest() {
+		files = append(files, File{QoSPolicyFile, "qos_policy", func(w io.Writer) error { return WriteQoSPolicy(w, g, r) }})
+	}
+	return files
+}
+
+// Files lists every file of the set in the order WriteDir writes them:
+// the fabric, the tables, the summary last (so that a summary means a
+// complete set).
+func (ts *TableSet) Files() []File {
+	var files []File
+	if ts.Fabric != nil {
+		files = append(files, File{FabricFile, "fabric", func(w io.Writer) error { _, err := w.Write(ts.Fabric); return err }})
+	}
+	files = append(files, ts.Tables()...)
+	if ts.Summary != nil {
+		files = append(files, File{SummaryFile, "summary", func(w io.Writer) error { return WriteJSON(w, ts.Summary) }})
+	}
+	return files
+}
+
+// Keys maps the keys of the set's files, the summary aside, to their
+// names, as summaries list them.
+func (ts *TableSet) Keys() map[string]string {
+	m := map[string]string{}
+	for _, f := range ts.Files() {
+		if f.Name != SummaryFile {
+			m[f.Key] = f.Name
+		}
+	}
+	return m
+}
+
+// WriteDir writes the set into dir (created if needed), each file
+// atomically (written beside, then renamed), and removes a QoS policy that
+// the set does not have: a stale one would contradict nuesm.sl.
+func (ts *TableSet) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := ts.Files()
+	for _, f := range files {
+		if err := atomicfile.WriteFile(filepath.Join(dir, f.Name), f.Write, 0o644); err != nil {
+			return fmt.Errorf("table set %s: %w", dir, err)
+		}
+	}
+	if !ts.Routing.SL.PerDest() {
+		if err := os.Remove(filepath.Join(dir, QoSPolicyFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON writes v as indented JSON, the form of every summary and
+// status file.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// FabricPath returns where the set at path (a directory, or a file in it)
+// keeps its fabric dump, and whether it is there.
+func FabricPath(path string) (string, bool) {
+	dir := path
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		dir = filepath.Dir(path)
+	}
+	p := filepath.Join(dir, FabricFile)
+	_, err := os.Stat(p)
+	return p, err == nil
+}
 
 // ReadTableSet reads a table set: a directory holding LFTsFile, or an LFT
 // dump (OpenSM's or ibroute output) given as a file. SLFile and SL2VLFile

@@ -2,7 +2,6 @@ package nue
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -12,11 +11,9 @@ import (
 // DefaultPartition is the partition used when none is given: Auto.
 const DefaultPartition = Auto
 
-// Engine is the Nue routing engine ("nue"). Parameters (Options.Params):
-// "partition" = auto (default) | roundrobin | locality | switches,
-// "schedule" = sequential (default) | lockstep, and
-// "share" = auto (default) | switch | switchlid | none.
-type Engine struct{}
+// Engine is the Nue routing engine ("nue"), configured by Config
+// ("nue:partition=locality:share=none"; see Params).
+type Engine struct{ Config Config }
 
 func init() {
 	routing.Register("nue", func() routing.Engine { return Engine{} })
@@ -28,9 +25,9 @@ func (Engine) Name() string { return "nue" }
 // DeadlockFree reports true: every layer's CDG is acyclic by construction.
 func (Engine) DeadlockFree() bool { return true }
 
-// Route computes a Nue routing; see Route.
-func (Engine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-	r, _, err := Route(ctx, g, opt)
+// Route computes a Nue routing; see RouteStats.
+func (e Engine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
+	r, _, err := e.RouteStats(ctx, g, opt)
 	return r, err
 }
 
@@ -46,42 +43,32 @@ type Stats struct {
 	Layers       []LayerStats
 }
 
-// Route computes a Nue routing of g with up to opt.MaxVLs virtual layers
-// and returns per-layer statistics. The result is deterministic and does
-// not depend on opt.Workers.
+// Route computes a Nue routing of g with the default Config; see
+// Engine.RouteStats.
 func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
-	return routeTuned(ctx, g, opt, defaultTuning())
+	return Engine{}.RouteStats(ctx, g, opt)
 }
 
-// routeTuned is Route with the tuning tests vary.
-func routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Options, tune tuning) (*lft.Routing, *Stats, error) {
+// RouteStats computes a Nue routing of g with up to opt.MaxVLs virtual
+// layers and returns per-layer statistics. The result is deterministic
+// and does not depend on opt.Workers.
+func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
+	return e.routeTuned(ctx, g, opt, defaultTuning())
+}
+
+// routeTuned is RouteStats with the tuning tests vary.
+func (e Engine) routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Options, tune tuning) (*lft.Routing, *Stats, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, nil, err
 	}
-	if err := opt.CheckParams("nue", "partition", "schedule", "share"); err != nil {
+	if err := e.Config.Validate(); err != nil {
 		return nil, nil, err
 	}
 	opt = opt.WithDefaults()
-	how := DefaultPartition
-	if p, ok := opt.Param("partition"); ok {
-		how = Partition(p)
-	}
+	cfg := e.Config.withDefaults()
+	how, sched, share := cfg.Partition, cfg.Schedule, cfg.Share
 	if how == Auto {
 		how = autoPartition(g)
-	}
-	sched := DefaultSchedule
-	if p, ok := opt.Param("schedule"); ok {
-		sched = Schedule(p)
-		if sched != LockStep && sched != Sequential {
-			return nil, nil, fmt.Errorf("nue: unknown schedule %q, expected %s or %s", p, Sequential, LockStep)
-		}
-	}
-	share := DefaultShare
-	if p, ok := opt.Param("share"); ok {
-		share = Share(p)
-		if share != ShareNone && share != ShareSwitch && share != ShareSwitchLID && share != ShareAuto {
-			return nil, nil, fmt.Errorf("nue: unknown share %q, expected %s, %s, %s or %s", p, ShareAuto, ShareSwitch, ShareSwitchLID, ShareNone)
-		}
 	}
 	var jobOf []int32
 	if opt.SAR && len(opt.Jobs) > 0 {

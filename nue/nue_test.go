@@ -47,12 +47,21 @@ func withLMC(t testing.TB, f *fabric.Fabric, lmc uint8) *fabric.Graph {
 	return g
 }
 
+// routeKV routes g with Nue configured by name=value parameters.
+func routeKV(g *fabric.Graph, opt routing.Options, kv map[string]string) (*lft.Routing, *Stats, error) {
+	c, err := ParseConfig(Config{}, kv)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Engine{Config: c}.RouteStats(context.Background(), g, opt)
+}
+
 // verify routes g with k layers and checks the result: every connected
 // terminal pair delivered, acyclic CDG within k VLs, and every switch's
 // own packets delivered without loops or dead ends.
 func verify(t *testing.T, name string, g *fabric.Graph, k int, params map[string]string) *Stats {
 	t.Helper()
-	r, st, err := Route(context.Background(), g, routing.Options{MaxVLs: k, Params: params})
+	r, st, err := routeKV(g, routing.Options{MaxVLs: k}, params)
 	if err != nil {
 		t.Fatalf("%s k=%d: %v", name, k, err)
 	}
@@ -195,7 +204,7 @@ func TestDeterminism(t *testing.T) {
 		for _, sched := range []string{"sequential", "lockstep"} {
 			var ref *lft.Routing
 			for _, workers := range []int{1, 4, 1, 2} {
-				r, _, err := Route(context.Background(), g, routing.Options{MaxVLs: 4, Workers: workers, Params: map[string]string{"schedule": sched}})
+				r, _, err := Engine{Config: Config{Schedule: Schedule(sched)}}.RouteStats(context.Background(), g, routing.Options{MaxVLs: 4, Workers: workers})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -265,7 +274,7 @@ func TestShareSwitch(t *testing.T) {
 	g := build(t, tp, err)
 	share := map[string]string{"share": "switch"}
 	verify(t, "torus share", g, 2, share)
-	r, st, err := Route(context.Background(), g, routing.Options{MaxVLs: 2, Params: share})
+	r, st, err := routeKV(g, routing.Options{MaxVLs: 2}, share)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,8 +303,7 @@ func TestShareSwitch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opt.Params = map[string]string{"share": want}
-		b, _, err := Route(context.Background(), g, opt)
+		b, _, err := Engine{Config: Config{Share: Share(want)}}.RouteStats(context.Background(), g, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +322,7 @@ func TestShareSwitch(t *testing.T) {
 	// follows a terminal LID of its leaf and layer; the tables verify.
 	sl := map[string]string{"share": "switchlid"}
 	verify(t, "fat tree share=switchlid", ft, 4, sl)
-	r, st, err = Route(context.Background(), ft, routing.Options{MaxVLs: 4, Params: sl})
+	r, st, err = routeKV(ft, routing.Options{MaxVLs: 4}, sl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +438,7 @@ func TestErrorsAndRegistry(t *testing.T) {
 	tp, err := topo.Ring(4, 1, nil)
 	g := build(t, tp, err)
 	for _, p := range []map[string]string{{"partition": "metis"}, {"schedule": "fast"}, {"share": "port"}, {"bogus": "1"}} {
-		if _, _, err := Route(context.Background(), g, routing.Options{Params: p}); err == nil {
+		if _, _, err := routeKV(g, routing.Options{}, p); err == nil {
 			t.Errorf("params %v accepted", p)
 		}
 	}
@@ -446,8 +454,8 @@ func TestErrorsAndRegistry(t *testing.T) {
 	if err != nil || !e.DeadlockFree() {
 		t.Fatalf("registry: %v", err)
 	}
-	r, rep, _, err := routing.RouteChain(context.Background(), g, []routing.Engine{e}, routing.Options{MaxVLs: 2})
-	if err != nil || !rep.OK() || r.Engine != "nue" {
+	res, err := routing.RouteChain(context.Background(), g, []routing.Engine{e}, routing.Options{MaxVLs: 2})
+	if err != nil || !res.Report.OK() || res.Routing.Engine != "nue" {
 		t.Fatalf("chain: %v", err)
 	}
 	// Unassigned LIDs are refused, not routed.
@@ -521,7 +529,7 @@ func TestHighRadix(t *testing.T) {
 			}
 			tune := defaultTuning()
 			tune.relaxWide = true
-			wide, _, err := routeTuned(context.Background(), g, routing.Options{MaxVLs: k}, tune)
+			wide, _, err := Engine{}.routeTuned(context.Background(), g, routing.Options{MaxVLs: k}, tune)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,17 +11,18 @@ import (
 	"github.com/nuesm/nuesm/topo"
 )
 
-// routeBoth routes g with the sweep (under tune) and without it
+// routeBoth routes g with the sweep (under cfg and tune) and without it
 // (Dijkstra only) and fails unless the tables are identical; it returns
 // the sweep run's stats.
-func routeBoth(t *testing.T, name string, g *fabric.Graph, opt routing.Options, tune tuning) *Stats {
+func routeBoth(t *testing.T, name string, g *fabric.Graph, opt routing.Options, cfg Config, tune tuning) *Stats {
 	t.Helper()
-	a, st, err := routeTuned(context.Background(), g, opt, tune)
+	e := Engine{Config: cfg}
+	a, st, err := e.routeTuned(context.Background(), g, opt, tune)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	tune.noSweep = true
-	b, stb, err := routeTuned(context.Background(), g, opt, tune)
+	b, stb, err := e.routeTuned(context.Background(), g, opt, tune)
 	if err != nil {
 		t.Fatalf("%s without the sweep: %v", name, err)
 	}
@@ -89,7 +90,7 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 			for _, k := range []int{1, 2, 8} {
 				for _, share := range []string{"auto", "none"} {
 					name := fmt.Sprintf("%s/fail%.0f%%/k=%d/share=%s", fam.name, frac*100, k, share)
-					st := routeBoth(t, name, g, routing.Options{MaxVLs: k, Params: map[string]string{"share": share}}, tune)
+					st := routeBoth(t, name, g, routing.Options{MaxVLs: k}, Config{Share: Share(share)}, tune)
 					n, _ := sweeps(st)
 					swept += n
 				}
@@ -105,7 +106,7 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 		tp, err := fam.gen()
 		g := build(t, tp, err)
 		for _, k := range []int{1, 4} {
-			routeBoth(t, fmt.Sprintf("%s/own rows/k=%d", fam.name, k), g, routing.Options{MaxVLs: k}, tune)
+			routeBoth(t, fmt.Sprintf("%s/own rows/k=%d", fam.name, k), g, routing.Options{MaxVLs: k}, Config{}, tune)
 		}
 	}
 }
@@ -120,23 +121,23 @@ func TestSweepCases(t *testing.T) {
 	g := build(t, tp, err)
 	jobs := []routing.Job{{ID: "1", Terms: []int32{0, 1, 2, 5, 9}}, {ID: "2", Terms: []int32{3, 4, 20, 21}}}
 	for _, k := range []int{1, 4} {
-		routeBoth(t, fmt.Sprintf("torus SAR k=%d", k), g, routing.Options{MaxVLs: k, SAR: true, Jobs: jobs}, tune)
+		routeBoth(t, fmt.Sprintf("torus SAR k=%d", k), g, routing.Options{MaxVLs: k, SAR: true, Jobs: jobs}, Config{}, tune)
 	}
 
 	tp, err = topo.FatTree(4, 3, 0)
 	ft := build(t, tp, err)
-	st := routeBoth(t, "fattree4-3 SAR", ft, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs}, tune)
+	st := routeBoth(t, "fattree4-3 SAR", ft, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs}, Config{}, tune)
 	if n, _ := sweeps(st); n == 0 {
 		t.Error("fat tree with SAR jobs: no sweep (the jobs' own loads stay within the bound)")
 	}
 	for _, k := range []int{1, 8} {
-		st := routeBoth(t, fmt.Sprintf("fattree4-3 k=%d", k), ft, routing.Options{MaxVLs: k}, tune)
+		st := routeBoth(t, fmt.Sprintf("fattree4-3 k=%d", k), ft, routing.Options{MaxVLs: k}, Config{}, tune)
 		if n, _ := sweeps(st); n < len(ft.Terms) {
 			t.Errorf("fat tree k=%d: %d sweeps, want one at least per terminal LID (%d): its paths are shortest paths", k, n, len(ft.Terms))
 		}
 	}
 
-	routeBoth(t, "fattree4-3 lmc1", withLMC(t, tp.Fabric, 1), routing.Options{MaxVLs: 3}, tune)
+	routeBoth(t, "fattree4-3 lmc1", withLMC(t, tp.Fabric, 1), routing.Options{MaxVLs: 3}, Config{}, tune)
 }
 
 // TestSweepHeavyLoad: with a small initial weight, load outweighs path
@@ -152,7 +153,7 @@ func TestSweepHeavyLoad(t *testing.T) {
 			tp, err := fam.gen()
 			g := build(t, tp, err)
 			for _, k := range []int{1, 4} {
-				routeBoth(t, fmt.Sprintf("%s/w0=%d/k=%d", fam.name, w0, k), g, routing.Options{MaxVLs: k}, tune)
+				routeBoth(t, fmt.Sprintf("%s/w0=%d/k=%d", fam.name, w0, k), g, routing.Options{MaxVLs: k}, Config{}, tune)
 			}
 		}
 	}
@@ -212,7 +213,7 @@ func TestSweepResume(t *testing.T) {
 		tp, err := topo.Random(sw, 3+int(seed%4), 1+int(seed%3), seed)
 		g := build(t, tp, err)
 		for _, k := range []int{1, 2} {
-			routeBoth(t, fmt.Sprintf("random%d/seed%d/k=%d", sw, seed, k), g, routing.Options{MaxVLs: k, Params: map[string]string{"share": "none"}}, tune)
+			routeBoth(t, fmt.Sprintf("random%d/seed%d/k=%d", sw, seed, k), g, routing.Options{MaxVLs: k}, Config{Share: ShareNone}, tune)
 		}
 	}
 }

@@ -14,60 +14,123 @@ import (
 // Attempt records one engine's try in a chain.
 type Attempt struct {
 	Engine string
-	Err    error       // nil for the attempt that succeeded
+	Err    error       // nil for the attempt whose tables were accepted
 	Report *cdg.Report // verifier report when the engine produced tables
 	// Route and Verify are the time the engine took and the time the
 	// verifier took (0 when it did not run).
 	Route, Verify time.Duration
 }
 
+// Result is what an engine chain produced: the accepted routing, its
+// verifier report and every engine tried, in order (the last one
+// produced Routing).
+type Result struct {
+	Routing  *lft.Routing
+	Report   *cdg.Report
+	Attempts []Attempt
+}
+
 // ErrChainFailed is wrapped when no engine of a chain produced safe tables.
 var ErrChainFailed = errors.New("no engine produced a verified routing")
 
-// RouteChain tries the engines in order and returns the first routing that
-// the verifier accepts (delivery, no loops, VLs within opt.MaxVLs, acyclic
-// CDG). An engine error or a routing that fails verification moves on to
-// the next engine; every attempt is returned. Cancellation stops the chain.
-func RouteChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Options) (*lft.Routing, *cdg.Report, []Attempt, error) {
+// CADelivery is implemented by engines whose delivery promise covers the
+// packets of CA and router ports only, not those a switch sends from its
+// own port 0 (Ftree: two top switches of a fat tree have no up*/down*
+// route to each other, and OpenSM's ftree leaves them out too).
+type CADelivery interface {
+	CADeliveryOnly() bool
+}
+
+// VerifyOptions is the one definition of verified tables that nuesm
+// route, the daemon and every other publisher use, for tables of engine
+// e (nil: unknown): every connected pair of CA and router ports
+// delivered; every switch's own packets delivered too (management
+// traffic: traps to the subnet manager, performance queries) unless e
+// promises CA traffic only (CADelivery); no loops, no dead ends; VLs
+// within opt.MaxVLs (0: DefaultMaxVLs); an acyclic channel dependency
+// graph per VL.
+func VerifyOptions(e Engine, opt Options) cdg.Options {
+	opt = opt.WithDefaults()
+	caOnly := false
+	if c, ok := e.(CADelivery); ok {
+		caOnly = c.CADeliveryOnly()
+	}
+	return cdg.Options{MaxVLs: opt.MaxVLs, SwitchDelivery: !caOnly, Workers: opt.Workers}
+}
+
+// Verify checks r, the tables of engine e, against g with
+// VerifyOptions(e, opt).
+func Verify(g *fabric.Graph, r *lft.Routing, e Engine, opt Options) (*cdg.Report, error) {
+	return cdg.Verify(g, r, VerifyOptions(e, opt))
+}
+
+// RouteChain tries the engines in order and returns the first routing
+// that Verify accepts. An engine error or a routing that fails
+// verification moves on to the next engine. The Result is never nil: it
+// lists every attempt, also when the chain fails (then with a nil
+// Routing). Cancellation stops the chain.
+func RouteChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Options) (*Result, error) {
+	return routeChain(ctx, g, engines, opt, false)
+}
+
+// RouteUnverified returns the first tables an engine of the chain
+// produces, verified or not: Result.Report says what the verifier found
+// (nil when it could not check the tables at all) and the attempt's Err
+// keeps its verdict. It is for simulating deadlock-prone routings, never for
+// publishing tables.
+func RouteUnverified(ctx context.Context, g *fabric.Graph, engines []Engine, opt Options) (*Result, error) {
+	return routeChain(ctx, g, engines, opt, true)
+}
+
+func routeChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Options, unverified bool) (*Result, error) {
+	res := &Result{}
 	if err := opt.Validate(); err != nil {
-		return nil, nil, nil, err
+		return res, err
 	}
 	opt = opt.WithDefaults()
-	var attempts []Attempt
 	var errs []error
 	for _, e := range engines {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, attempts, err
+			return res, err
 		}
-		t0 := time.Now()
-		r, err := e.Route(ctx, g, opt)
-		took := time.Since(t0)
-		if err != nil {
-			attempts = append(attempts, Attempt{Engine: e.Name(), Err: err, Route: took})
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				return nil, nil, attempts, err
-			}
-			continue
+		r, a := try(ctx, g, e, opt)
+		res.Attempts = append(res.Attempts, a)
+		if a.Err == nil || (unverified && r != nil) {
+			res.Routing, res.Report = r, a.Report
+			return res, nil
 		}
-		if r.Engine == "" {
-			r.Engine = e.Name()
+		errs = append(errs, a.Err)
+		if r == nil && ctx.Err() != nil {
+			return res, a.Err
 		}
-		t0 = time.Now()
-		rep, err := cdg.Verify(g, r, cdg.Options{MaxVLs: opt.MaxVLs, Workers: opt.Workers})
-		verify := time.Since(t0)
-		if err != nil {
-			if rep != nil && e.DeadlockFree() && rep.Cycle != nil {
-				err = fmt.Errorf("%s: BUG: engine claims deadlock freedom but its tables fail verification: %w", e.Name(), err)
-			} else {
-				err = fmt.Errorf("%s: tables fail verification: %w", e.Name(), err)
-			}
-			attempts = append(attempts, Attempt{Engine: e.Name(), Err: err, Report: rep, Route: took, Verify: verify})
-			errs = append(errs, err)
-			continue
-		}
-		attempts = append(attempts, Attempt{Engine: e.Name(), Report: rep, Route: took, Verify: verify})
-		return r, rep, attempts, nil
 	}
-	return nil, nil, attempts, fmt.Errorf("routing: %w: %w", ErrChainFailed, errors.Join(errs...))
+	return res, fmt.Errorf("routing: %w: %w", ErrChainFailed, errors.Join(errs...))
+}
+
+// try runs one engine and verifies its tables. The routing is returned
+// whenever the engine produced one; the attempt's Err says whether it
+// failed verification.
+func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Routing, Attempt) {
+	a := Attempt{Engine: e.Name()}
+	t0 := time.Now()
+	r, err := e.Route(ctx, g, opt)
+	a.Route = time.Since(t0)
+	if err != nil {
+		a.Err = err
+		return nil, a
+	}
+	if r.Engine == "" {
+		r.Engine = e.Name()
+	}
+	t0 = time.Now()
+	a.Report, err = Verify(g, r, e, opt)
+	a.Verify = time.Since(t0)
+	switch {
+	case err == nil:
+	case a.Report != nil && e.DeadlockFree() && a.Report.Cycle != nil:
+		a.Err = fmt.Errorf("%s: BUG: engine claims deadlock freedom but its tables fail verification: %w", e.Name(), err)
+	default:
+		a.Err = fmt.Errorf("%s: tables fail verification: %w", e.Name(), err)
+	}
+	return r, a
 }

@@ -21,15 +21,15 @@ import (
 // Recognition. Switch coordinates come from descriptions ending in
 // "(x,y,…)" (what topo.Torus, for tori and meshes, and topo.Hypercube
 // write); when some switch
-// has none, Params "dims" ("8x8x8") gives the shape and the switch order
+// has none, Config.Dims ("dims=8x8x8") gives the shape and the switch order
 // the coordinates (dimension 0 fastest, as the generators number them).
 // "dims" also fixes the sizes when the descriptions have coordinates. The
 // fabric is accepted only when the coordinates fill the grid exactly once,
 // every cable joins switches that differ by ±1 in exactly one dimension
 // (mod k where the dimension wraps), and every expected neighbour cable
 // exists. A dimension of size >= 3 wraps when any wrap-around cable exists
-// (a partial set is then reported as a missing link), or as Params "torus"
-// ("1,1,0") says; the wrap-around cables of a dimension declared not to
+// (a partial set is then reported as a missing link), or as Config.Torus
+// ("torus=1x1x0") says; the wrap-around cables of a dimension declared not to
 // wrap carry no traffic (the dimension is routed as a mesh). Parallel
 // cables are allowed; the lowest port is used. Everything else is refused
 // with ErrNotApplicable and the first offending switch or cable.
@@ -81,7 +81,7 @@ import (
 // VL0 with SL 0. On tori with a ring of 4 or more this is deadlock-prone;
 // the engine therefore does not claim deadlock freedom (DeadlockFree is
 // false) and only the verifier accepts or rejects its tables. The "dor"
-// engine itself refuses Params "dateline" = "off" and points there, so that
+// engine itself refuses the parameter dateline=off and points there, so that
 // an engine claiming deadlock freedom never returns a cyclic routing.
 //
 // Cost: O(S·(S·n + LIDs)) for S switches, n dimensions; the rows of the
@@ -89,6 +89,7 @@ import (
 // result does not depend on their number). Safe for concurrent use.
 type DOR struct {
 	NoDateline bool
+	Config     DORConfig
 }
 
 func init() {
@@ -107,29 +108,18 @@ func (e DOR) Name() string {
 // DeadlockFree is true for "dor" and false for "dor-nodateline".
 func (e DOR) DeadlockFree() bool { return !e.NoDateline }
 
-// Route computes dimension-order routes; see DOR. Params: "dims", "torus",
-// "dateline" (on|off; off only for dor-nodateline).
+// Route computes dimension-order routes; see DOR and DORConfig.
 func (e DOR) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Routing, error) {
 	name := e.Name()
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
+	if err := e.Config.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	opt = opt.WithDefaults()
-	if err := opt.CheckParams(name, "dims", "torus", "dateline"); err != nil {
-		return nil, err
-	}
 	dateline := !e.NoDateline
-	if v, ok := opt.Param("dateline"); ok {
-		switch {
-		case v == "on" && e.NoDateline:
-			return nil, fmt.Errorf("%s: dateline=on: use engine \"dor\"", name)
-		case v == "off" && !e.NoDateline:
-			return nil, fmt.Errorf("%s: dateline=off would not be deadlock-free; use engine \"dor-nodateline\"", name)
-		case v != "on" && v != "off":
-			return nil, fmt.Errorf("%s: dateline=%q, expected on or off", name, v)
-		}
-	}
-	t, err := recogniseTorus(g, name, opt)
+	t, err := recogniseTorus(g, name, e.Config)
 	if err != nil {
 		return nil, err
 	}

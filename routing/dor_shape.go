@@ -95,13 +95,13 @@ func parseDims(s string) ([]int32, error) {
 	return out, nil
 }
 
-// parseWrap reads "1,1,0" (which dimensions wrap).
-func parseWrap(s string, n int) ([]bool, error) {
-	f := strings.Split(s, ",")
-	if len(f) != n {
-		return nil, fmt.Errorf("torus %q: %d flags for %d dimensions, expected one 0 or 1 per dimension", s, len(f), n)
+// parseWrap reads "1,1,0" or "1x1x0" (which dimensions wrap).
+func parseWrap(s string) ([]bool, error) {
+	f := strings.FieldsFunc(s, func(r rune) bool { return r == 'x' || r == 'X' || r == ',' })
+	if len(f) == 0 {
+		return nil, fmt.Errorf("torus %q: no flags, expected one 0 or 1 per dimension, e.g. 1x1x0", s)
 	}
-	out := make([]bool, n)
+	out := make([]bool, len(f))
 	for i, v := range f {
 		switch strings.TrimSpace(v) {
 		case "1":
@@ -115,21 +115,14 @@ func parseWrap(s string, n int) ([]bool, error) {
 }
 
 // recogniseTorus checks that g is a complete mesh or torus and returns its
-// shape; engine names the errors. Params "dims" and "torus" override the
+// shape; engine names the errors. cfg.Dims and cfg.Torus override the
 // detection (see DOR). Shape problems wrap ErrNotApplicable.
-func recogniseTorus(g *fabric.Graph, engine string, opt Options) (*torusShape, error) {
+func recogniseTorus(g *fabric.Graph, engine string, cfg DORConfig) (*torusShape, error) {
 	S := g.NumSwitches()
 	if S == 0 {
 		return nil, NotApplicable(engine, "fabric has no switches")
 	}
-	var dims []int32
-	if v, ok := opt.Param("dims"); ok {
-		d, err := parseDims(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", engine, err)
-		}
-		dims = d
-	}
+	dims := cfg.Dims
 	// Coordinates: from the descriptions when every switch has them, else
 	// from the switch order when dims is given.
 	all := make([][]int32, S)
@@ -153,7 +146,7 @@ func recogniseTorus(g *fabric.Graph, engine string, opt Options) (*torusShape, e
 			}
 		}
 		if dims != nil && len(dims) != t.n {
-			return nil, NotApplicable(engine, "dims=%s gives %d dimensions, switch %q has %d coordinates", opt.Params["dims"], len(dims), g.SwitchName(0), t.n)
+			return nil, NotApplicable(engine, "dims=%s gives %d dimensions, switch %q has %d coordinates", fmtDims(dims), len(dims), g.SwitchName(0), t.n)
 		}
 	case dims != nil:
 		t.n = len(dims)
@@ -165,7 +158,7 @@ func recogniseTorus(g *fabric.Graph, engine string, opt Options) (*torusShape, e
 			}
 		}
 		if prod != S {
-			return nil, NotApplicable(engine, "dims=%s needs %d switches, fabric has %d", opt.Params["dims"], prod, S)
+			return nil, NotApplicable(engine, "dims=%s needs %d switches, fabric has %d", fmtDims(dims), prod, S)
 		}
 		for s := 0; s < S; s++ {
 			all[s] = make([]int32, t.n)
@@ -184,7 +177,7 @@ func recogniseTorus(g *fabric.Graph, engine string, opt Options) (*torusShape, e
 	if err := t.size(g, engine, dims); err != nil {
 		return nil, err
 	}
-	if err := t.wraps(g, engine, opt); err != nil {
+	if err := t.wraps(g, engine, cfg.Torus); err != nil {
 		return nil, err
 	}
 	if err := t.links(g, engine); err != nil {
@@ -290,19 +283,18 @@ func (t *torusShape) neighbour(a, b int32) (dim, dir int, wrapCable, ok bool) {
 	return 0, 0, false, false
 }
 
-// wraps decides which dimensions wrap: the "torus" parameter, or else a
+// wraps decides which dimensions wrap: torus (DORConfig.Torus), or else a
 // dimension of size >= 3 wraps when any wrap-around cable exists (a
 // partial set is then reported as missing links). It also assigns the
 // dateline SL bits: one per wrapping dimension of size >= 4 (in a ring of 3
 // every minimal path is a single hop, so no dependency stays inside it).
-func (t *torusShape) wraps(g *fabric.Graph, engine string, opt Options) error {
+func (t *torusShape) wraps(g *fabric.Graph, engine string, torus []bool) error {
 	t.wrap = make([]bool, t.n)
-	if v, ok := opt.Param("torus"); ok {
-		w, err := parseWrap(v, t.n)
-		if err != nil {
-			return fmt.Errorf("%s: %w", engine, err)
+	if torus != nil {
+		if len(torus) != t.n {
+			return fmt.Errorf("%s: torus %s: %d flags for %d dimensions, expected one 0 or 1 per dimension", engine, fmtWrap(torus), len(torus), t.n)
 		}
-		copy(t.wrap, w)
+		copy(t.wrap, torus)
 	} else {
 		for c := 0; c < g.NumChannels(); c++ {
 			if dim, _, wc, ok := t.neighbour(g.Tail[c], g.Head[c]); ok && wc {

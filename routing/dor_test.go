@@ -231,7 +231,7 @@ func TestDORRefuses(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			g := dlFabricGraph(t, c.f)
-			_, err := DOR{}.Route(context.Background(), g, Options{Params: c.params})
+			_, err := routeParams(context.Background(), DOR{}, g, Options{}, c.params)
 			if !errors.Is(err, ErrNotApplicable) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want ErrNotApplicable with %q", err, c.want)
 			}
@@ -246,7 +246,7 @@ func TestDORParams(t *testing.T) {
 	// A ring without coordinates, routed as a 1-D torus by dims.
 	tp, err := topo.Ring(8, 2, nil)
 	g := dlGraph(t, tp, err)
-	r, err := DOR{}.Route(ctx, g, Options{Params: map[string]string{"dims": "8"}})
+	r, err := routeParams(ctx, DOR{}, g, Options{}, map[string]string{"dims": "8"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestDORParams(t *testing.T) {
 		wrap string
 		vls  int
 	}{{"0,0", 1}, {"1,0", 2}, {"0,1", 2}, {"1,1", 2}} {
-		r, err := DOR{}.Route(ctx, g, Options{Params: map[string]string{"torus": c.wrap, "dims": "5x4"}})
+		r, err := routeParams(ctx, DOR{}, g, Options{}, map[string]string{"torus": c.wrap, "dims": "5x4"})
 		if err != nil {
 			t.Fatalf("torus=%s: %v", c.wrap, err)
 		}
@@ -288,7 +288,7 @@ func TestDORParams(t *testing.T) {
 		{DOR{}, map[string]string{"root": "x"}, `unknown parameter "root"`},
 	}
 	for _, c := range bad {
-		_, err := c.e.Route(ctx, g, Options{Params: c.params})
+		_, err := routeParams(ctx, c.e, g, Options{}, c.params)
 		if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, ErrNotApplicable) {
 			t.Errorf("%s %v: err = %v, want %q", c.e.Name(), c.params, err, c.want)
 		}
@@ -297,11 +297,11 @@ func TestDORParams(t *testing.T) {
 		t.Error("MaxVLs 99 accepted")
 	}
 	for _, p := range []string{"on"} {
-		if _, err := (DOR{}).Route(ctx, g, Options{Params: map[string]string{"dateline": p}}); err != nil {
+		if _, err := routeParams(ctx, DOR{}, g, Options{}, map[string]string{"dateline": p}); err != nil {
 			t.Errorf("dateline=%s: %v", p, err)
 		}
 	}
-	if _, err := (DOR{NoDateline: true}).Route(ctx, g, Options{Params: map[string]string{"dateline": "off"}}); err != nil {
+	if _, err := routeParams(ctx, DOR{NoDateline: true}, g, Options{}, map[string]string{"dateline": "off"}); err != nil {
 		t.Errorf("dor-nodateline dateline=off: %v", err)
 	}
 }
@@ -354,14 +354,14 @@ func TestDORLASHRegistered(t *testing.T) {
 	}
 	tp, err := topo.FatTree(4, 2, 0)
 	g := dlGraph(t, tp, err)
-	r, _, attempts, err := RouteChain(context.Background(), g, chain, Options{})
-	if err != nil || r.Engine != "lash" || len(attempts) != 2 || !errors.Is(attempts[0].Err, ErrNotApplicable) {
-		t.Fatalf("chain: err %v, attempts %+v", err, attempts)
+	res, err := RouteChain(context.Background(), g, chain, Options{})
+	if err != nil || res.Routing.Engine != "lash" || len(res.Attempts) != 2 || !errors.Is(res.Attempts[0].Err, ErrNotApplicable) {
+		t.Fatalf("chain: err %v, result %+v", err, res)
 	}
 	tp, err = topo.Torus([]int{4, 4, 4}, 1, false)
 	g = dlGraph(t, tp, err)
-	r, rep, _, err := RouteChain(context.Background(), g, chain, Options{})
-	if err != nil || r.Engine != "dor" || !rep.OK() {
+	res, err = RouteChain(context.Background(), g, chain, Options{})
+	if err != nil || res.Routing.Engine != "dor" || !res.Report.OK() {
 		t.Fatalf("chain on a torus: %v", err)
 	}
 }

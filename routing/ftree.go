@@ -81,15 +81,17 @@ func (Ftree) Name() string { return "ftree" }
 // DeadlockFree returns true.
 func (Ftree) DeadlockFree() bool { return true }
 
+// CADeliveryOnly returns true: switch pairs without an up*/down* route get
+// no entry (see Ftree), so only the packets of CA and router ports are
+// promised delivery.
+func (Ftree) CADeliveryOnly() bool { return true }
+
 // noRank marks a level the main path did not climb from.
 const noRank = 0xFF
 
-// Route computes the fat-tree routing of g. It takes no Params.
+// Route computes the fat-tree routing of g. It takes no parameters.
 func (Ftree) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Routing, error) {
 	if err := opt.Validate(); err != nil {
-		return nil, err
-	}
-	if err := opt.CheckParams("ftree"); err != nil {
 		return nil, err
 	}
 	opt = opt.WithDefaults()

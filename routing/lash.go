@@ -2,7 +2,6 @@ package routing
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -45,8 +44,8 @@ import (
 // Sources. By default the paths layered are those from switches with CA
 // or router ports attached (the traffic cdg.Verify checks by default);
 // SLs of paths that start at a switch without terminals are 0 and not
-// proven safe. Params "sources" = "all" layers the paths from every switch
-// as well (switch-originated traffic; cdg.Options.SwitchSources).
+// proven safe. Config.AllSources ("sources=all") layers the paths from
+// every switch as well (switch-originated traffic; cdg.Options.SwitchSources).
 //
 // VL limit. When the layers exceed opt.MaxVLs, LASH still finishes the
 // layering and returns a *VLError whose Needed is the exact number of
@@ -61,7 +60,7 @@ import (
 // layer orders, plus the Pearce–Kelly searches; memory per layer one bit
 // per turn and one int32 per channel, plus O(S·LIDs) for the SLs. Safe for
 // concurrent use.
-type LASH struct{}
+type LASH struct{ Config LASHConfig }
 
 func init() {
 	Register("lash", func() Engine { return LASH{} })
@@ -85,27 +84,14 @@ type lashState struct {
 	load  []int64 // per channel: paths routed over it so far
 }
 
-// Route computes the LASH routing; see LASH. Params: "sources"
-// (terminals|all).
+// Route computes the LASH routing; see LASH and LASHConfig.
 func (e LASH) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Routing, error) {
 	const name = "lash"
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
 	opt = opt.WithDefaults()
-	if err := opt.CheckParams(name, "sources"); err != nil {
-		return nil, err
-	}
-	allSources := false
-	if v, ok := opt.Param("sources"); ok {
-		switch v {
-		case "terminals":
-		case "all":
-			allSources = true
-		default:
-			return nil, fmt.Errorf("%s: sources=%q, expected terminals or all", name, v)
-		}
-	}
+	allSources := e.Config.AllSources
 	S := g.NumSwitches()
 	st := &lashState{
 		g: g, dist: make([]int32, S), next: make([]int32, S), queue: make([]int32, S),

@@ -100,7 +100,7 @@ func TestLASHFabrics(t *testing.T) {
 				t.Fatalf("VLs used %d, NumVLs %d", rep.VLsUsed, r.NumVLs)
 			}
 			dlCheckMinimal(t, g, r, false)
-			ra, err := LASH{}.Route(context.Background(), g, Options{MaxVLs: lft.MaxVLs, Params: map[string]string{"sources": "all"}})
+			ra, err := LASH{Config: LASHConfig{AllSources: true}}.Route(context.Background(), g, Options{MaxVLs: lft.MaxVLs})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,10 +186,10 @@ func TestLASHDeterministic(t *testing.T) {
 func TestLASHParamsAndCancel(t *testing.T) {
 	tp, err := topo.Ring(5, 1, nil)
 	g := dlGraph(t, tp, err)
-	if _, err := (LASH{}).Route(context.Background(), g, Options{Params: map[string]string{"sources": "some"}}); err == nil {
+	if _, err := routeParams(context.Background(), LASH{}, g, Options{}, map[string]string{"sources": "some"}); err == nil {
 		t.Error("sources=some accepted")
 	}
-	if _, err := (LASH{}).Route(context.Background(), g, Options{Params: map[string]string{"dims": "5"}}); err == nil {
+	if _, err := routeParams(context.Background(), LASH{}, g, Options{}, map[string]string{"dims": "5"}); err == nil {
 		t.Error("unknown parameter accepted")
 	}
 	ctx, cancel := context.WithCancel(context.Background())

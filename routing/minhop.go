@@ -42,12 +42,9 @@ func (MinHop) Name() string { return "minhop" }
 // DeadlockFree returns false: shortest paths may close dependency cycles.
 func (MinHop) DeadlockFree() bool { return false }
 
-// Route computes the MinHop routing of g. It takes no Params.
+// Route computes the MinHop routing of g. It takes no parameters.
 func (MinHop) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Routing, error) {
 	if err := opt.Validate(); err != nil {
-		return nil, err
-	}
-	if err := opt.CheckParams("minhop"); err != nil {
 		return nil, err
 	}
 	opt = opt.WithDefaults()

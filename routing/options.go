@@ -40,9 +40,6 @@ type Options struct {
 	// when balancing. The sar-* engines set it; without it engines ignore
 	// Jobs.
 	SAR bool
-	// Params holds engine-specific settings ("partition=locality" for Nue…)
-	// as name=value pairs; engines reject names they do not know.
-	Params map[string]string
 }
 
 // Job is one running job: the terminals (indices into fabric.Graph.Terms)
@@ -89,26 +86,4 @@ func (o Options) WithDefaults() Options {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	return o
-}
-
-// Param returns an engine parameter and whether it is set.
-func (o Options) Param(name string) (string, bool) {
-	v, ok := o.Params[name]
-	return v, ok
-}
-
-// CheckParams fails when Params holds a name not in known.
-func (o Options) CheckParams(engine string, known ...string) error {
-	for k := range o.Params {
-		ok := false
-		for _, n := range known {
-			if k == n {
-				ok = true
-			}
-		}
-		if !ok {
-			return fmt.Errorf("%s: unknown parameter %q (known: %v)", engine, k, known)
-		}
-	}
-	return nil
 }

@@ -51,7 +51,7 @@ func TestBaselineRegistered(t *testing.T) {
 	}
 	g := blTopo(t)(topo.Clos2(4))
 	for _, e := range blEngines() {
-		if _, err := e.Route(context.Background(), g, Options{Params: map[string]string{"x": "1"}}); err == nil {
+		if _, err := routeParams(context.Background(), e, g, Options{}, map[string]string{"x": "1"}); err == nil {
 			t.Errorf("%s accepts an unknown parameter", e.Name())
 		}
 		if _, err := e.Route(context.Background(), g, Options{MaxVLs: 99}); err == nil {

@@ -14,7 +14,7 @@ import (
 // 004, §5.1), registered as "pora". Only NovaCubes are accepted (switch
 // descriptions ending in "(x,y,…)" as topo.NovaCube writes them, every
 // torus and jump-over cable present); anything else is refused with
-// ErrNotApplicable. Params: none.
+// ErrNotApplicable. It takes no parameters.
 //
 // Tables. A destination-based table has one next hop per (switch,
 // destination), so PORA's random choices collapse to their most probable
@@ -66,9 +66,6 @@ func (e PORA) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 		return nil, err
 	}
 	opt = opt.WithDefaults()
-	if err := opt.CheckParams(name); err != nil {
-		return nil, err
-	}
 	t, err := recogniseNova(g, name)
 	if err != nil {
 		return nil, err

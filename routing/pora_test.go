@@ -166,7 +166,7 @@ func TestPORARefusals(t *testing.T) {
 	if _, err := (PORA{}).Route(ctx, novaGraph(t, 5, 2, 1), Options{MaxVLs: 2}); !errors.As(err, &ve) || ve.Needed != 4 {
 		t.Errorf("5x5 at 2 VLs: %v, want a VLError needing 4", err)
 	}
-	if _, err := (PORA{}).Route(ctx, novaGraph(t, 4, 2, 1), Options{Params: map[string]string{"x": "1"}}); err == nil {
+	if _, err := routeParams(ctx, PORA{}, novaGraph(t, 4, 2, 1), Options{}, map[string]string{"x": "1"}); err == nil {
 		t.Error("unknown parameter accepted")
 	}
 }

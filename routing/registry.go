@@ -46,22 +46,6 @@ func Names() []string {
 	return out
 }
 
-// ParseChain parses "nue,dfsssp,updn" into engines, in order.
-func ParseChain(spec string) ([]Engine, error) {
-	var out []Engine
-	for _, n := range strings.Split(spec, ",") {
-		n = strings.TrimSpace(n)
-		if n == "" {
-			continue
-		}
-		e, err := Lookup(n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("routing: empty engine chain %q", spec)
-	}
-	return out, nil
-}
+// ParseChain builds the engines of a chain spec, "nue,dfsssp,updn" or
+// with parameters "nue:partition=locality,updn"; see NewChain.
+func ParseChain(spec string) ([]Engine, error) { return NewChain(spec, nil) }

@@ -54,12 +54,9 @@ func (UpDn) Name() string { return "updn" }
 // DeadlockFree returns true.
 func (UpDn) DeadlockFree() bool { return true }
 
-// Route computes the Up*/Down* routing of g. It takes no Params.
+// Route computes the Up*/Down* routing of g. It takes no parameters.
 func (e UpDn) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Routing, error) {
 	if err := opt.Validate(); err != nil {
-		return nil, err
-	}
-	if err := opt.CheckParams("updn"); err != nil {
 		return nil, err
 	}
 	opt = opt.WithDefaults()

@@ -11,9 +11,9 @@ import (
 	"github.com/nuesm/nuesm/routing"
 )
 
-// NueEngine is "sar-nue": Nue with scheduling awareness. Without jobs it
-// routes exactly like "nue".
-type NueEngine struct{}
+// NueEngine is "sar-nue": Nue with scheduling awareness, configured as
+// Nue is. Without jobs it routes exactly like "nue".
+type NueEngine struct{ Config nue.Config }
 
 func init() {
 	routing.Register("sar-nue", func() routing.Engine { return NueEngine{} })
@@ -29,16 +29,14 @@ func (NueEngine) DeadlockFree() bool { return true }
 // Route routes with Nue, intra-job destinations first and balancing on
 // intra-job paths first (opt.Jobs); see route for the choice between that
 // and plain Nue.
-func (NueEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-	return route(ctx, g, opt, "sar-nue", func(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-		r, _, err := nue.Route(ctx, g, opt)
-		return r, err
-	})
+func (e NueEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
+	return route(ctx, g, opt, "sar-nue", nue.Engine{Config: e.Config}.Route)
 }
 
 // DFSSSPEngine is "sar-dfsssp": DFSSSP with scheduling awareness, as the
-// SAR paper built it. Without jobs it routes exactly like "dfsssp".
-type DFSSSPEngine struct{}
+// SAR paper built it, configured as DFSSSP is. Without jobs it routes
+// exactly like "dfsssp".
+type DFSSSPEngine struct{ Config dfsssp.Config }
 
 func init() {
 	routing.Register("sar-dfsssp", func() routing.Engine { return DFSSSPEngine{} })
@@ -53,11 +51,8 @@ func (DFSSSPEngine) DeadlockFree() bool { return true }
 // Route routes with DFSSSP, intra-job destinations first and balancing on
 // intra-job paths (opt.Jobs); see route for the choice between that and
 // plain DFSSSP.
-func (DFSSSPEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-	return route(ctx, g, opt, "sar-dfsssp", func(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-		r, _, err := dfsssp.RouteDFSSSP(ctx, g, opt)
-		return r, err
-	})
+func (e DFSSSPEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
+	return route(ctx, g, opt, "sar-dfsssp", dfsssp.DFSSSP{Config: e.Config}.Route)
 }
 
 // route runs the base engine twice, in parallel: job-aware (opt.SAR) and

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/nuesm/nuesm/cdg"
+	"github.com/nuesm/nuesm/dfsssp"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
 )
@@ -157,6 +160,27 @@ func TestSARWorstJobNotWorse(t *testing.T) {
 			if ms[1].MaxJobEFI > ms[0].MaxJobEFI {
 				t.Errorf("seed %d: %s worst job EFI %d, %s %d", seed, pair[1], ms[1].MaxJobEFI, pair[0], ms[0].MaxJobEFI)
 			}
+		}
+	}
+}
+
+// TestConfigure: sar-nue and sar-dfsssp take their base engine's
+// parameters, and their errors name them.
+func TestConfigure(t *testing.T) {
+	chain, err := routing.NewChain("sar-nue:share=none,sar-dfsssp:vlbalance=off", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chain[0] != (NueEngine{Config: nue.Config{Share: nue.ShareNone}}) || chain[1] != (DFSSSPEngine{Config: dfsssp.Config{NoVLBalance: true}}) {
+		t.Fatalf("chain %+v", chain)
+	}
+	for spec, want := range map[string]string{
+		"sar-nue:share=port":      `sar-nue: parameter share: unknown value "port"`,
+		"sar-dfsssp:vlcount=many": `sar-dfsssp: parameter vlcount: unknown value "many", expected bound or exact`,
+		"sar-nue:vlcount=exact":   `sar-nue: unknown parameter "vlcount", expected partition, schedule or share`,
+	} {
+		if _, err := routing.NewChain(spec, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", spec, err, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package sm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"time"
@@ -21,13 +22,16 @@ type Config struct {
 	// Output is the directory tables are published into
 	// (<output>/current/…).
 	Output string `toml:"output"`
-	// Engines is the engine chain, e.g. "nue,dfsssp,updn".
+	// Engines is the engine chain, e.g. "nue:share=none,dfsssp,updn"
+	// (routing.ParseSpec).
 	Engines string `toml:"engines"`
 	// MaxVLs is the VL limit (1..15; default 8).
 	MaxVLs int `toml:"max_vls"`
 	// Seed is passed to the engines.
 	Seed uint64 `toml:"seed"`
-	// Params are engine parameters (name = value).
+	// Params are engine parameters (name = value) for every engine of the
+	// chain that takes the name (routing.NewChain); a name no engine takes
+	// is an error.
 	Params map[string]string `toml:"params"`
 	// Listen is the HTTP address (default 127.0.0.1:9716).
 	Listen string `toml:"listen"`
@@ -173,6 +177,47 @@ func LoadConfig(path string) (Config, error) {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return c, fmt.Errorf("config %s: unknown key %q", path, und[0].String())
+	}
+	return c, nil
+}
+
+// overrides copies one setting, named by its TOML key, from src to dst.
+var overrides = map[string]func(dst *Config, src Config){
+	"fabric":         func(d *Config, s Config) { d.Fabric = s.Fabric },
+	"output":         func(d *Config, s Config) { d.Output = s.Output },
+	"engines":        func(d *Config, s Config) { d.Engines = s.Engines },
+	"max_vls":        func(d *Config, s Config) { d.MaxVLs = s.MaxVLs },
+	"seed":           func(d *Config, s Config) { d.Seed = s.Seed },
+	"listen":         func(d *Config, s Config) { d.Listen = s.Listen },
+	"token":          func(d *Config, s Config) { d.Token = s.Token },
+	"fabric_poll":    func(d *Config, s Config) { d.FabricPoll = s.FabricPoll },
+	"keep":           func(d *Config, s Config) { d.Keep = s.Keep },
+	"slurm.enabled":  func(d *Config, s Config) { d.SLURM.Enabled = s.SLURM.Enabled },
+	"slurm.source":   func(d *Config, s Config) { d.SLURM.Source = s.SLURM.Source },
+	"slurm.squeue":   func(d *Config, s Config) { d.SLURM.Squeue = s.SLURM.Squeue },
+	"slurm.rest_url": func(d *Config, s Config) { d.SLURM.RestURL = s.SLURM.RestURL },
+	"slurm.poll":     func(d *Config, s Config) { d.SLURM.Poll = s.SLURM.Poll },
+	"slurm.timeout":  func(d *Config, s Config) { d.SLURM.Timeout = s.SLURM.Timeout },
+	"slurm.host_map": func(d *Config, s Config) { d.SLURM.HostMap = s.SLURM.HostMap },
+}
+
+// Override returns c with the settings of o named in keys (TOML keys:
+// "max_vls", "slurm.poll"…) taken from o, as command-line flags override
+// the configuration file. o's Params are added to c's, o's value winning
+// for a name both give. An unknown key is an error.
+func (c Config) Override(o Config, keys ...string) (Config, error) {
+	for _, k := range keys {
+		set, ok := overrides[k]
+		if !ok {
+			return c, fmt.Errorf("config: no setting %q to override", k)
+		}
+		set(&c, o)
+	}
+	if len(o.Params) > 0 {
+		params := make(map[string]string, len(c.Params)+len(o.Params))
+		maps.Copy(params, c.Params)
+		maps.Copy(params, o.Params)
+		c.Params = params
 	}
 	return c, nil
 }

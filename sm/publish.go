@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nuesm/nuesm/lft"
 )
 
 // PublishedStatus is status.json of a published generation: what was
@@ -42,15 +44,14 @@ type JobStatus struct {
 	EffectiveEFI int64  `json:"effective_efi"`
 }
 
-// genFile is one file of a generation: its name and how to write it.
-type genFile struct {
-	name  string
-	write func(io.Writer) error
-}
-
+// Names in the output directory: the symlink to the current generation,
+// the generations' prefix, and the daemon's files beside the table set
+// (lft.TableSet) in each generation.
 const (
 	currentLink = "current"
 	genPrefix   = "gen-"
+	statusFile  = "status.json"
+	planFile    = "plan.json"
 )
 
 // publisher owns the output directory.
@@ -98,7 +99,7 @@ func (p *publisher) generations() ([]int, error) {
 
 // current returns the published status, or nil when nothing is published.
 func (p *publisher) current() (*PublishedStatus, error) {
-	b, err := os.ReadFile(filepath.Join(p.dir, currentLink, "status.json"))
+	b, err := os.ReadFile(filepath.Join(p.dir, currentLink, statusFile))
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
@@ -119,7 +120,7 @@ func (p *publisher) currentPath(name string) string {
 
 // publish writes a new generation and makes it current with one rename
 // of the "current" symlink. st.Generation and st.Files are filled in.
-func (p *publisher) publish(st *PublishedStatus, files []genFile) error {
+func (p *publisher) publish(st *PublishedStatus, files []lft.File) error {
 	gens, err := p.generations()
 	if err != nil {
 		return err
@@ -137,16 +138,12 @@ func (p *publisher) publish(st *PublishedStatus, files []genFile) error {
 	st.Generation = gen
 	st.Files = map[string]string{}
 	for _, f := range files {
-		st.Files[f.name] = f.name
+		st.Files[f.Name] = f.Name
 	}
-	files = append(files, genFile{"status.json", func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
-	}})
+	files = append(files, lft.File{Name: statusFile, Write: func(w io.Writer) error { return lft.WriteJSON(w, st) }})
 	for _, f := range files {
-		if err := writeSynced(filepath.Join(tmp, f.name), f.write); err != nil {
-			return fmt.Errorf("publish %s: %w", f.name, err)
+		if err := writeSynced(filepath.Join(tmp, f.Name), f.Write); err != nil {
+			return fmt.Errorf("publish %s: %w", f.Name, err)
 		}
 	}
 	if err := syncDir(tmp); err != nil {

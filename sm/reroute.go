@@ -1,12 +1,10 @@
 package sm
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
@@ -87,35 +84,58 @@ func (s *Server) readFabric() ([]byte, string, error) {
 }
 
 func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []JobStatus, error) {
-	var (
-		text []byte
-		name string
-		g    *fabric.Graph
-	)
-	err := s.phase("parse", func() error {
-		var err error
-		if text, name, err = s.readFabric(); err != nil {
-			return err
-		}
-		res, err := ibnetdiscover.Parse(bytes.NewReader(text), name)
-		if err != nil {
-			return err
-		}
-		if err := res.Fabric.AssignLIDs(0); err != nil {
-			return err
-		}
-		g, err = fabric.Compile(res.Fabric)
-		return err
-	})
+	l, hash, err := s.load()
 	if err != nil {
 		return resultFailed, nil, nil, err
 	}
-	s.lastGraph = g
-	sum := sha256.Sum256(text)
-	hash := hex.EncodeToString(sum[:])
-	s.metrics.switches.Set(float64(g.NumSwitches()))
-	s.metrics.terminals.Set(float64(len(g.Terms)))
+	g := l.Graph
+	jobs, jobStatus := s.currentJobs(ctx, g, hash)
+	res, err := s.routeAndVerify(ctx, g, jobs)
+	if err != nil {
+		return resultFailed, nil, jobStatus, err
+	}
+	st, err := newPublishedStatus(l, hash, res, jobs, jobStatus)
+	if err != nil {
+		return resultFailed, nil, jobStatus, err
+	}
+	result, err := s.publishSet(ctx, &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text}, st)
+	if err != nil {
+		return resultFailed, nil, jobStatus, err
+	}
+	if result == resultUnchanged {
+		st = nil
+	}
+	return result, st, jobStatus, nil
+}
 
+// load reads and loads the dump (phase "parse") and returns it with the
+// SHA-256 of its text.
+func (s *Server) load() (*ibnetdiscover.Loaded, string, error) {
+	var l *ibnetdiscover.Loaded
+	err := s.phase("parse", func() error {
+		text, name, err := s.readFabric()
+		if err != nil {
+			return err
+		}
+		l, err = ibnetdiscover.Load(text, name)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	s.lastGraph = l.Graph
+	sum := sha256.Sum256(l.Text)
+	s.metrics.switches.Set(float64(l.Graph.NumSwitches()))
+	s.metrics.terminals.Set(float64(len(l.Graph.Terms)))
+	return l, hex.EncodeToString(sum[:]), nil
+}
+
+// currentJobs asks the job source (phase "jobs"; none without a source).
+// An outage says nothing about the jobs: on the same fabric (hash) it
+// keeps the last jobs SLURM gave, so the published SAR tables stay; on a
+// changed fabric their terminals may mean other hosts, so it routes
+// without jobs rather than not at all: the tables must follow the fabric.
+func (s *Server) currentJobs(ctx context.Context, g *fabric.Graph, hash string) ([]routing.Job, []JobStatus) {
 	var jobs []routing.Job
 	var jobStatus []JobStatus
 	if s.jobs != nil {
@@ -126,11 +146,6 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 			if err != nil {
 				s.metrics.slurmErrors.Inc()
 				s.setStatus(func(st *Status) { st.SLURM = "error: " + err.Error() })
-				// An outage says nothing about the jobs: on the same fabric
-				// keep the last jobs SLURM gave (so the published SAR
-				// tables stay); on a changed fabric their terminals may
-				// mean other hosts, so route without jobs rather than not
-				// at all: the tables must follow the fabric.
 				if s.goodJobsHash == hash {
 					jobs, jobStatus = s.goodJobs, s.goodJobStatus
 					s.log.Warn("SLURM unavailable; keeping the last known jobs", "jobs", len(jobs), "err", err)
@@ -151,126 +166,97 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	s.lastJobs = jobFingerprint(jobs)
 	s.metrics.jobs.Set(float64(len(jobs)))
+	return jobs, jobStatus
+}
 
-	var r *lft.Routing
-	var rep *cdg.Report
-	if err := s.routeAndVerify(ctx, g, jobs, &r, &rep); err != nil {
-		return resultFailed, nil, jobStatus, err
-	}
+// newPublishedStatus measures the routing for status.json.
+func newPublishedStatus(l *ibnetdiscover.Loaded, hash string, res *routing.Result, jobs []routing.Job, jobStatus []JobStatus) (*PublishedStatus, error) {
+	g, r, rep := l.Graph, res.Routing, res.Report
 	m, err := routing.Measure(g, r, 0)
 	if err != nil {
-		return resultFailed, nil, jobStatus, err
+		return nil, err
 	}
 	st := &PublishedStatus{
-		Published: time.Now().UTC(), Fabric: name, FabricSHA256: hash, Engine: r.Engine, VLs: r.NumVLs,
+		Published: time.Now().UTC(), Fabric: l.File, FabricSHA256: hash, Engine: r.Engine, VLs: r.NumVLs,
 		Verified: rep.OK(), Switches: g.NumSwitches(), Terminals: len(g.Terms), Pairs: rep.Pairs,
 		AvgHops: m.AvgHops, MaxEFI: m.MaxEFI, Jobs: jobStatus,
 	}
-	if len(jobs) > 0 {
-		sm, err := sar.Measure(g, r, jobs)
-		if err != nil {
-			return resultFailed, nil, jobStatus, err
-		}
-		st.EffectiveEFI, st.DarkFiber = sm.EffectiveEFI, sm.DarkFiber
-		for i := range st.Jobs {
-			if i < len(sm.Jobs) {
-				st.Jobs[i].EffectiveEFI = sm.Jobs[i].EffectiveEFI
-			}
+	if len(jobs) == 0 {
+		return st, nil
+	}
+	sm, err := sar.Measure(g, r, jobs)
+	if err != nil {
+		return nil, err
+	}
+	st.EffectiveEFI, st.DarkFiber = sm.EffectiveEFI, sm.DarkFiber
+	for i := range st.Jobs {
+		if i < len(sm.Jobs) {
+			st.Jobs[i].EffectiveEFI = sm.Jobs[i].EffectiveEFI
 		}
 	}
+	return st, nil
+}
 
-	// Diff against what is published: equal tables publish nothing.
+// publishSet diffs the set against what is published (equal tables
+// publish nothing: resultUnchanged), plans the update and publishes the
+// set with plan.json and status.json as a new generation.
+func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *PublishedStatus) (string, error) {
 	var old *lft.Routing
 	_ = s.phase("diff", func() error {
-		old = s.readPublished(g)
+		old = s.readPublished(set.Graph)
 		return nil
 	})
-	if old != nil && lft.Equal(old, r) {
+	if old != nil && lft.Equal(old, set.Routing) {
 		s.updateRoutingMetrics(st)
-		return resultUnchanged, nil, jobStatus, nil
+		return resultUnchanged, nil
 	}
 	var plan *PlanResult
 	if s.planner != nil {
 		if err := s.phase("plan", func() error {
 			var err error
-			plan, err = s.planner.Plan(ctx, g, old, r)
+			plan, err = s.planner.Plan(ctx, set.Graph, old, set.Routing)
 			return err
 		}); err != nil {
-			return resultFailed, nil, jobStatus, err
+			return resultFailed, err
 		}
 		st.Plan = &plan.Summary
 	}
-	files := []genFile{
-		{"fabric.topo", func(w io.Writer) error { _, err := w.Write(text); return err }},
-		{"opensm-lfts.dump", func(w io.Writer) error { return lft.WriteOpenSMLFTs(w, g, r) }},
-		{"nuesm.sl", func(w io.Writer) error { return lft.WriteSL(w, g, r) }},
-		{"opensm-sl2vl.dump", func(w io.Writer) error { return lft.WriteOpenSMSL2VL(w, g, r) }},
-		{"plan.json", func(w io.Writer) error { return writePlan(w, plan, old == nil) }},
-	}
-	if r.SL.PerDest() {
-		files = append(files, genFile{"qos-policy.conf", func(w io.Writer) error { return lft.WriteQoSPolicy(w, g, r) }})
-	}
+	files := append(set.Files(), lft.File{Name: planFile, Write: func(w io.Writer) error { return writePlan(w, plan, old == nil) }})
 	if err := s.phase("publish", func() error { return s.pub.publish(st, files) }); err != nil {
-		return resultFailed, nil, jobStatus, err
+		return resultFailed, err
 	}
 	s.updateRoutingMetrics(st)
 	s.metrics.generation.Set(float64(st.Generation))
-	return resultPublished, st, jobStatus, nil
+	return resultPublished, nil
 }
 
-// routeAndVerify tries the engine chain; every routing is verified before
-// it counts (phases "route" and "verify").
-func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []routing.Job, out **lft.Routing, rep **cdg.Report) error {
-	engines, err := routing.ParseChain(s.cfg.Engines)
+// routeAndVerify runs the engine chain (routing.RouteChain: every routing
+// is verified before it counts) and times each attempt's phases "route"
+// and "verify".
+func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []routing.Job) (*routing.Result, error) {
+	opt := routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed, Jobs: jobs}
+	res, err := routing.RouteChain(ctx, g, s.engines, opt)
+	if res != nil {
+		for _, a := range res.Attempts {
+			s.metrics.phase.WithLabelValues("route").Observe(a.Route.Seconds())
+			if a.Report != nil {
+				s.metrics.phase.WithLabelValues("verify").Observe(a.Verify.Seconds())
+			}
+		}
+	}
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("engine chain %q: %w", s.cfg.Engines, err)
 	}
-	opt := routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed, Params: s.cfg.Params, Jobs: jobs}
-	var errs []error
-	for _, e := range engines {
-		var r *lft.Routing
-		if err := s.phase("route", func() error {
-			var err error
-			r, err = e.Route(ctx, g, opt)
-			return err
-		}); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", e.Name(), err))
-			continue
-		}
-		if r.Engine == "" {
-			r.Engine = e.Name()
-		}
-		var rp *cdg.Report
-		if err := s.phase("verify", func() error {
-			var err error
-			rp, err = cdg.Verify(g, r, cdg.Options{MaxVLs: s.cfg.MaxVLs, SwitchDelivery: true})
-			return err
-		}); err != nil {
-			errs = append(errs, fmt.Errorf("%s: tables fail verification: %w", e.Name(), err))
-			continue
-		}
-		*out, *rep = r, rp
-		return nil
-	}
-	return fmt.Errorf("no engine of %q produced verified tables: %w", s.cfg.Engines, errors.Join(errs...))
+	return res, nil
 }
 
 // readPublished reads the current generation's tables for g, or nil when
 // there are none or they do not fit g (another fabric).
 func (s *Server) readPublished(g *fabric.Graph) *lft.Routing {
-	r, err := lft.ReadOpenSMLFTsFile(s.pub.currentPath("opensm-lfts.dump"), g)
+	r, err := lft.ReadTableSet(s.pub.currentPath(""), g, lft.ReadOptions{})
 	if err != nil {
 		return nil
 	}
-	sl, n, err := lft.ReadSLFile(s.pub.currentPath("nuesm.sl"), g)
-	if err != nil {
-		return nil
-	}
-	m, err := lft.ReadOpenSMSL2VLFile(s.pub.currentPath("opensm-sl2vl.dump"), g)
-	if err != nil {
-		return nil
-	}
-	r.SL, r.NumVLs, r.SL2VL = sl, n, m
 	return r
 }
 

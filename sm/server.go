@@ -66,6 +66,7 @@ type Server struct {
 	planner     Planner
 	jobs        JobSource
 	pub         *publisher
+	engines     []routing.Engine // the configured chain
 	defaultName string
 	defaultText string
 
@@ -93,7 +94,11 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)), trig: make(chan string, 1), started: time.Now()}
+	engines, err := routing.NewChain(cfg.Engines, cfg.Params)
+	if err != nil {
+		return nil, fmt.Errorf("sm: %w", err)
+	}
+	s := &Server{cfg: cfg, engines: engines, log: slog.New(slog.NewTextHandler(io.Discard, nil)), trig: make(chan string, 1), started: time.Now()}
 	for _, o := range opts {
 		o(s)
 	}

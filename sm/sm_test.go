@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -345,4 +346,54 @@ exclude_partitions = ["debug", "test"]
 		t.Fatal("bad config accepted")
 	}
 	_ = io.Discard
+}
+
+// TestConfigOverride: flags (o, keys) win over the file; parameters merge
+// by name, the flags' winning; an unknown key is an error.
+func TestConfigOverride(t *testing.T) {
+	file := Config{Fabric: "/file.topo", Output: "/file-out", Engines: "nue,updn", MaxVLs: 4, Keep: 5,
+		Params: map[string]string{"share": "none", "partition": "locality"},
+		SLURM:  SLURMConfig{Enabled: true, Source: "rest", Poll: Duration{Duration: time.Minute}}}
+	flags := Config{Fabric: "/flag.topo", Engines: "dfsssp", MaxVLs: 2, Keep: 9, Params: map[string]string{"share": "switch", "vlbalance": "off"},
+		SLURM: SLURMConfig{Poll: Duration{Duration: -1}}}
+	got, err := file.Override(flags, "fabric", "max_vls", "slurm.poll")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := file
+	want.Fabric, want.MaxVLs, want.SLURM.Poll = "/flag.topo", 2, Duration{Duration: -1}
+	want.Params = map[string]string{"share": "switch", "partition": "locality", "vlbalance": "off"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Override:\n%+v\nwant\n%+v", got, want)
+	}
+	if file.Params["share"] != "none" {
+		t.Fatal("Override changed the file's parameters")
+	}
+	for k := range overrides {
+		if _, err := (Config{}).Override(flags, k); err != nil {
+			t.Errorf("key %s: %v", k, err)
+		}
+	}
+	if _, err := file.Override(flags, "max_vl"); err == nil || !strings.Contains(err.Error(), `"max_vl"`) {
+		t.Fatalf("unknown key: %v", err)
+	}
+}
+
+// TestNewChecksEngineChain: the engine chain and its parameters are
+// checked when the daemon is made, before anything is routed.
+func TestNewChecksEngineChain(t *testing.T) {
+	for _, c := range []struct {
+		engines string
+		params  map[string]string
+		want    string
+	}{
+		{"nosuch", nil, `unknown engine "nosuch"`},
+		{"nue:share=bogus", nil, `nue: parameter share: unknown value "bogus", expected auto, switch, switchlid or none`},
+		{"updn", map[string]string{"share": "none"}, `no engine of the chain "updn" takes "share"`},
+	} {
+		_, err := New(Config{Fabric: "/x.topo", Output: t.TempDir(), Engines: c.engines, Params: c.params})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %v: %v, want %q", c.engines, c.params, err, c.want)
+		}
+	}
 }

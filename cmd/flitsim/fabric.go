@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/defaults"
@@ -93,28 +91,19 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 		f, l.name, l.groups = tp.Fabric, tp.Kind+" "+tp.Params, tp.Group
 		l.kind, l.coords = tp.Kind, tp.Coords
 	default:
-		var res *ibnetdiscover.Result
+		var ld *ibnetdiscover.Loaded
 		var err error
 		if ff.useDefault {
-			res, err = defaults.Fabric()
+			ld, err = defaults.Load()
 		} else {
-			res, err = ibnetdiscover.ParseFile(args[0])
+			ld, err = ibnetdiscover.LoadFile(args[0])
 		}
 		if err != nil {
 			return nil, err
 		}
-		f, l.name = res.Fabric, res.File
-		missing := 0
-		for _, r := range f.Endpoints() {
-			if f.Port(r).LID == 0 {
-				missing++
-			}
-		}
-		if missing > 0 {
-			if err := f.AssignLIDs(0); err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(w, "note: %s: %d endpoints had no LID; assigned LIDs in port GUID order\n", l.name, missing)
+		f, l.name, l.g = ld.Fabric, ld.File, ld.Graph
+		if ld.AssignedLIDs > 0 {
+			fmt.Fprintf(w, "note: %s: %d endpoints had no LID; assigned LIDs in port GUID order\n", l.name, ld.AssignedLIDs)
 		}
 	}
 	if sp := ff.fail; sp.Links+sp.Switches > 0 || sp.LinkFraction+sp.SwitchFraction > 0 {
@@ -125,12 +114,15 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 		}
 		// Name the failures so that sweeps of failed fabrics stay apart.
 		l.name += fmt.Sprintf(" fail=%d seed=%d", len(fails), sp.Seed)
+		l.g = nil
 	}
-	g, err := fabric.Compile(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", l.name, err)
+	if l.g == nil {
+		g, err := fabric.Compile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.name, err)
+		}
+		l.g = g
 	}
-	l.g = g
 	return l, nil
 }
 
@@ -144,28 +136,20 @@ func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*
 	}
 	opt := routing.Options{MaxVLs: ff.vls, Seed: ff.seed, Root: ff.root}
 	if !ff.unsafe {
-		r, _, attempts, err := routing.RouteChain(ctx, g, engines, opt)
-		for _, a := range attempts {
+		res, err := routing.RouteChain(ctx, g, engines, opt)
+		for _, a := range res.Attempts {
 			if a.Err != nil {
 				fmt.Fprintf(w, "%s: %v\n", a.Engine, a.Err)
 			}
 		}
-		return r, err
+		return res.Routing, err
 	}
-	var errs []error
-	for _, e := range engines {
-		r, err := e.Route(ctx, g, opt.WithDefaults())
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if r.Engine == "" {
-			r.Engine = e.Name()
-		}
-		if _, verr := cdg.Verify(g, r, cdg.Options{MaxVLs: max(ff.vls, r.NumVLs)}); verr != nil {
-			fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", e.Name(), verr)
-		}
-		return r, nil
+	res, err := routing.RouteUnverified(ctx, g, engines, opt)
+	if err != nil {
+		return nil, fmt.Errorf("no engine produced tables: %w", err)
 	}
-	return nil, fmt.Errorf("no engine produced tables: %w", errors.Join(errs...))
+	if a := res.Attempts[len(res.Attempts)-1]; a.Err != nil {
+		fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", a.Engine, a.Err)
+	}
+	return res.Routing, nil
 }

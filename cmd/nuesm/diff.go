@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -26,13 +24,14 @@ const tablesHelp = `OLD and NEW are table sets of the same fabric: a directory w
 nuesm.sl and opensm-sl2vl.dump when present), or an LFT dump file
 (opensm-lfts.dump, ibroute or dump_lfts output; nuesm.sl and
 opensm-sl2vl.dump beside it are read when present). Without SL files every
-path uses SL 0. The fabric is --fabric, else NEW/fabric.topo (serve
-publishes it), else the embedded default with --default. Both sets are read
-against that fabric, the fabric as it is now: OLD entries over failed links
-are dead, and tables of switches it no longer has are ignored.`
+path uses SL 0. The fabric is --fabric, else the embedded default with
+--default, else NEW's fabric.topo (route and serve write it beside the
+tables). Both sets are read against that fabric, the fabric as it is now:
+OLD entries over failed links are dead, and tables of switches it no longer
+has are ignored.`
 
 func (tf *tablePairFlags) add(c *cobra.Command) {
-	c.Flags().StringVar(&tf.fabric, "fabric", "", "fabric dump the tables are for (default NEW/fabric.topo)")
+	c.Flags().StringVar(&tf.fabric, "fabric", "", "fabric dump the tables are for (default: NEW's fabric.topo)")
 	c.Flags().BoolVar(&tf.useDefault, "default", false, "the tables are for the embedded default fabric")
 }
 
@@ -43,16 +42,17 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 	case tf.fabric != "":
 		fabricArgs = []string{tf.fabric}
 	case !tf.useDefault:
-		p := filepath.Join(newArg, "fabric.topo")
-		if _, err := os.Stat(p); err != nil {
-			return nil, nil, nil, fmt.Errorf("no fabric: give --fabric FILE or --default (NEW has no fabric.topo)")
+		p, ok := lft.FabricPath(newArg)
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("no fabric: give --fabric FILE or --default (NEW has no %s beside its tables)", lft.FabricFile)
 		}
 		fabricArgs = []string{p}
 	}
-	_, g, err := loadGraph(w, fabricArgs, tf.useDefault)
+	l, err := loadGraph(w, fabricArgs, tf.useDefault)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	g := l.Graph
 	old, err := readTableSet(oldArg, g, true)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("OLD: %w", err)
@@ -90,7 +90,9 @@ and the 64-entry blocks a subnet manager has to write, path SL changes per
 destination, SL2VL changes, and a summary. --json prints the same as JSON.
 
 ` + tablesHelp,
-		Example: `  nuesm diff out/serve/previous out/serve/current
+		Example: `  nuesm route fabric.topo --engine nue -o old/ && nuesm route fabric.topo --engine dfsssp -o new/
+  nuesm diff old/ new/
+  nuesm diff out/serve/gen-000001 out/serve/current
   nuesm diff --fabric now.topo before/opensm-lfts.dump after/ --json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

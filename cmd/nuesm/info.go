@@ -34,17 +34,17 @@ func newInfoCmd() *cobra.Command {
 	return c
 }
 
-// loadFabric parses the file named in args, or the embedded default.
+// loadFabric parses the file named in args, or the embedded default, as
+// it is (no LIDs assigned).
 func loadFabric(args []string, useDefault bool) (*ibnetdiscover.Result, error) {
-	switch {
-	case useDefault && len(args) > 0:
-		return nil, fmt.Errorf("give a FILE or --default, not both")
-	case useDefault:
-		return defaults.Fabric()
-	case len(args) == 0:
-		return nil, fmt.Errorf("no fabric: give a FILE (an ibnetdiscover dump) or --default")
+	path, err := fabricArg(args, useDefault)
+	if err != nil {
+		return nil, err
 	}
-	return ibnetdiscover.ParseFile(args[0])
+	if path == "" {
+		return defaults.Fabric()
+	}
+	return ibnetdiscover.ParseFile(path)
 }
 
 func printInfo(w io.Writer, res *ibnetdiscover.Result, verbose bool) error {

@@ -4,33 +4,42 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/defaults"
 )
 
-// loadGraph parses the fabric (a file or the embedded default), gives LIDs
-// to endpoints that have none (saying so on w), and compiles it.
-func loadGraph(w io.Writer, args []string, useDefault bool) (*ibnetdiscover.Result, *fabric.Graph, error) {
-	res, err := loadFabric(args, useDefault)
+// fabricArg returns the dump a command names: args[0], or "" for the
+// embedded default (--default).
+func fabricArg(args []string, useDefault bool) (string, error) {
+	switch {
+	case useDefault && len(args) > 0:
+		return "", fmt.Errorf("give a FILE or --default, not both")
+	case useDefault:
+		return "", nil
+	case len(args) == 0:
+		return "", fmt.Errorf("no fabric: give a FILE (an ibnetdiscover dump) or --default")
+	}
+	return args[0], nil
+}
+
+// loadGraph loads the fabric to route (a file or the embedded default;
+// ibnetdiscover.Load), saying on w when endpoints got LIDs.
+func loadGraph(w io.Writer, args []string, useDefault bool) (*ibnetdiscover.Loaded, error) {
+	path, err := fabricArg(args, useDefault)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	f := res.Fabric
-	missing := 0
-	for _, r := range f.Endpoints() {
-		if f.Port(r).LID == 0 {
-			missing++
-		}
+	var l *ibnetdiscover.Loaded
+	if path == "" {
+		l, err = defaults.Load()
+	} else {
+		l, err = ibnetdiscover.LoadFile(path)
 	}
-	if missing > 0 {
-		if err := f.AssignLIDs(0); err != nil {
-			return nil, nil, err
-		}
-		fmt.Fprintf(w, "note: %s: %d endpoints had no LID (lid 0); assigned LIDs in port GUID order\n", res.File, missing)
-	}
-	g, err := fabric.Compile(f)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", res.File, err)
+		return nil, err
 	}
-	return res, g, nil
+	if l.AssignedLIDs > 0 {
+		fmt.Fprintf(w, "note: %s: %d endpoints had no LID (lid 0); assigned LIDs in port GUID order\n", l.File, l.AssignedLIDs)
+	}
+	return l, nil
 }

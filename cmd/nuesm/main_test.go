@@ -169,6 +169,21 @@ func TestRouteAndVerify(t *testing.T) {
 	if _, _, err := run(t, "route", "--default", "--param", "noequals", "-o", dir); err == nil {
 		t.Fatal("bad --param accepted")
 	}
+	// Engine specs: parameters per engine; bad ones fail before routing.
+	for _, c := range []struct{ args, want string }{
+		{"--engine nue:partition=metis", `nue: parameter partition: unknown value "metis", expected auto, roundrobin, locality or switches`},
+		{"--engine updn:share=none", `updn: unknown parameter "share": the engine takes no parameters`},
+		{"--engine nue,updn --param sources=all", `no engine of the chain "nue,updn" takes "sources" (nue takes partition, schedule, share)`},
+		{"--engine dor:torus=1,1", `unknown engine "1"`},
+	} {
+		args := append([]string{"route", "--default", "-q", "-o", dir}, strings.Fields(c.args)...)
+		if _, _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if out, _, err := run(t, "route", "--default", "-q", "-o", dir, "--engine", "nue:share=none:partition=switches,updn"); err != nil || !strings.Contains(out, "nue") {
+		t.Fatalf("engine spec with parameters: %v\n%s", err, out)
+	}
 }
 
 func TestServeDryRun(t *testing.T) {
@@ -186,5 +201,30 @@ func TestServeDryRun(t *testing.T) {
 	}
 	if _, _, err := run(t, "serve", "--default", "--dry-run", "--config", cfg); err == nil || !strings.Contains(err.Error(), "max_vls") {
 		t.Fatalf("bad config: %v", err)
+	}
+}
+
+// TestServeFlagsOverrideConfig: flags win over the configuration file,
+// --param over its [params]; a bad engine or parameter fails the dry run.
+func TestServeFlagsOverrideConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "nuesm.toml")
+	if err := os.WriteFile(cfg, []byte("output = \""+dir+"\"\nengines = \"nosuch\"\n[params]\nshare = \"bogus\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "serve", "--default", "--dry-run", "--config", cfg); err == nil || !strings.Contains(err.Error(), `unknown engine "nosuch"`) {
+		t.Fatalf("engine from the file: %v", err)
+	}
+	if _, _, err := run(t, "serve", "--default", "--dry-run", "--config", cfg, "--engine", "nue"); err == nil ||
+		!strings.Contains(err.Error(), `nue: parameter share: unknown value "bogus"`) {
+		t.Fatalf("parameter from the file: %v", err)
+	}
+	out, _, err := run(t, "serve", "--default", "--dry-run", "--config", cfg, "--engine", "nue,updn", "--param", "share=none")
+	if err != nil || !strings.Contains(out, "configuration valid") {
+		t.Fatalf("flags over the file: %v %q", err, out)
+	}
+	if _, _, err := run(t, "serve", "--default", "--dry-run", "-o", dir, "--engine", "updn", "--param", "share=none"); err == nil ||
+		!strings.Contains(err.Error(), `no engine of the chain "updn" takes "share"`) {
+		t.Fatalf("parameter no engine takes: %v", err)
 	}
 }

@@ -95,11 +95,38 @@ func TestPlanCLI(t *testing.T) {
 	}
 
 	// Bad input: missing fabric, unreadable tables.
-	if _, _, err := run(t, "plan", a, b); err == nil || !strings.Contains(err.Error(), "fabric") {
+	if err := os.Remove(filepath.Join(nb, "fabric.topo")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "plan", a, nb); err == nil || !strings.Contains(err.Error(), "no fabric: give --fabric FILE or --default (NEW has no fabric.topo") {
 		t.Fatalf("missing fabric: %v", err)
 	}
 	if _, _, err := run(t, "plan", "--fabric", fab, a, filepath.Join(a, "nosuch")); err == nil {
 		t.Fatal("missing NEW accepted")
+	}
+}
+
+// TestPlanDiffVerifyOnRouteOutput: "nuesm route -o" writes the fabric
+// beside its tables, so plan, diff and verify take two route directories
+// as they are, and find the same result as with --fabric.
+func TestPlanDiffVerifyOnRouteOutput(t *testing.T) {
+	fab, a, b := ringTables(t)
+	for _, args := range [][]string{{"plan", a, b, "--verify"}, {"diff", a, b}, {"diff", filepath.Join(a, "opensm-lfts.dump"), filepath.Join(b, "opensm-lfts.dump")}} {
+		got, _, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, got)
+		}
+		want, _, err := run(t, append([]string{args[0], "--fabric", fab}, args[1:]...)...)
+		if err != nil || got != want {
+			t.Fatalf("%v: without --fabric\n%s\nwith --fabric (%v)\n%s", args, got, err, want)
+		}
+	}
+	out, _, err := run(t, "verify", b)
+	if err != nil || !strings.Contains(out, "PASS") {
+		t.Fatalf("verify %s: %v\n%s", b, err, out)
+	}
+	if out, _, err := run(t, "plan", a, b, "--verify"); err != nil || !strings.Contains(out, "verdict:        SAFE") {
+		t.Fatalf("plan on route output: %v\n%s", err, out)
 	}
 }
 

@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
@@ -15,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/internal/atomicfile"
+	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/routing"
@@ -43,18 +39,18 @@ func newRouteCmd() *cobra.Command {
 		Use:   "route [FABRIC] --engine E[,E2…] [--vls K] -o DIR",
 		Short: "Compute, verify and write the forwarding tables of a fabric",
 		Long: `Route a fabric with an engine chain: each engine is tried in turn and the
-first routing the verifier accepts (every connected pair delivered, no loops,
-VLs within the limit, acyclic channel dependency graph per VL) is written to
-DIR: opensm-lfts.dump (for opensm -R file -U), nuesm.sl (SL of every path),
-opensm-sl2vl.dump, qos-policy.conf (when SLs depend on the destination only)
-and summary.json. Engines: ` + strings.Join(routing.Names(), ", ") + `.
+first routing the verifier accepts (every connected pair of CA and router
+ports delivered, every switch's own packets delivered unless the engine
+promises CA traffic only (ftree), no loops, VLs within the limit, acyclic
+channel dependency graph per VL; the daemon publishes by the same rule) is
+written to DIR: opensm-lfts.dump (for opensm -R file -U),
+nuesm.sl (SL of every path), opensm-sl2vl.dump, qos-policy.conf (when SLs
+depend on the destination only), fabric.topo (the dump routed, so that
+"nuesm diff", "plan" and "verify" find it) and summary.json. "nuesm serve"
+publishes the same table files for the same fabric and engine.
 
-Nue takes --param partition=auto|roundrobin|locality|switches (how LIDs are
-dealt to layers), schedule=sequential|lockstep and
-share=auto|switch|switchlid|none (whether a switch's LIDs in one layer share
-one search: all of them, only its own LID with a terminal LID's, or none;
-auto: switch in direct networks without SAR jobs, else switchlid). --stats
-prints its per-layer statistics.
+` + engineHelp + `
+--stats prints Nue's per-layer statistics.
 
 With --jobs FILE or --slurm the running jobs are known: sar-nue and
 sar-dfsssp route for them (other engines ignore them) and the summary adds
@@ -68,7 +64,8 @@ partition.`,
 		Example: `  nuesm route fabric.topo --engine nue --vls 8 -o out/
   nuesm route --default --engine nue,dfsssp,updn -o out/
   nuesm route torus.topo --engine dor --vls 2 -o out/
-  nuesm route fabric.topo --engine nue --param partition=locality --stats -o out/
+  nuesm route fabric.topo --engine nue:partition=locality:share=none --stats -o out/
+  nuesm route fabric.topo --engine nue,dfsssp --param vlbalance=off -o out/
   nuesm route fabric.topo --engine sar-nue --jobs jobs.txt -o out/
   nuesm route fabric.topo --engine sar-dfsssp --slurm --host-map hosts.map -o out/`,
 		Args: cobra.MaximumNArgs(1),
@@ -77,11 +74,11 @@ partition.`,
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&rf.engines, "engine", "nue", "engine or comma-separated fallback chain, e.g. nue,dfsssp,updn")
+	fl.StringVar(&rf.engines, "engine", "nue", "engine or comma-separated fallback chain, e.g. nue:share=none,dfsssp,updn")
 	fl.IntVar(&rf.vls, "vls", routing.DefaultMaxVLs, "maximum number of data VLs (1..15)")
 	fl.Uint64Var(&rf.seed, "seed", 0, "seed for engines with random choices")
 	fl.StringVar(&rf.root, "root", "", "root switch for updn/ftree: node GUID (0x…) or description")
-	fl.StringArrayVar(&rf.params, "param", nil, "engine parameter name=value (repeatable), e.g. partition=locality")
+	fl.StringArrayVar(&rf.params, "param", nil, "engine parameter name=value for every engine of the chain that takes it (repeatable)")
 	fl.StringVarP(&rf.out, "output", "o", "", "output directory (created if needed)")
 	fl.BoolVar(&rf.useDefault, "default", false, "route the embedded default fabric")
 	fl.BoolVar(&rf.stats, "stats", false, "print per-layer statistics (nue)")
@@ -132,48 +129,39 @@ type attemptJSON struct {
 
 func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	stderr := cmd.ErrOrStderr()
-	res, g, err := loadGraph(stderr, args, rf.useDefault)
+	l, err := loadGraph(stderr, args, rf.useDefault)
 	if err != nil {
 		return err
 	}
-	engines, err := routing.ParseChain(rf.engines)
+	params, err := paramFlags(rf.params)
 	if err != nil {
 		return err
 	}
-	params := map[string]string{}
-	for _, p := range rf.params {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return fmt.Errorf("--param %q, expected name=value", p)
-		}
-		params[k] = v
-	}
-	jobs, err := routeJobs(cmd.Context(), stderr, g, rf.jobs, rf.slurm, rf.hostMap)
+	engines, err := routing.NewChain(rf.engines, params)
 	if err != nil {
 		return err
+	}
+	jobs, notes, err := sar.LoadJobs(cmd.Context(), l.Graph, sar.JobsRequest{File: rf.jobs, SLURM: rf.slurm, HostMap: rf.hostMap})
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
 	opt := routing.Options{MaxVLs: rf.vls, Seed: rf.seed, Root: rf.root, Jobs: jobs}
-	if len(params) > 0 {
-		opt.Params = params
-	}
 	stop := func() {}
 	if !rf.quiet {
 		opt.Progress, stop = progress(stderr, "routing")
 	}
-	// Nue's per-layer statistics come from its own entry point.
 	var layers []nue.LayerStats
 	if rf.stats {
-		for i, e := range engines {
-			if e.Name() == "nue" {
-				engines[i] = statsEngine{out: &layers}
-			}
-		}
+		engines = withLayerStats(engines, &layers)
 	}
 	t0 := time.Now()
-	r, rep, attempts, err := routing.RouteChain(context.Background(), g, engines, opt)
+	res, err := routing.RouteChain(cmd.Context(), l.Graph, engines, opt)
 	elapsed := time.Since(t0)
 	stop()
-	for _, a := range attempts {
+	for _, a := range res.Attempts {
 		if a.Err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", a.Engine, a.Err)
 		}
@@ -181,31 +169,53 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	if err != nil {
 		return err
 	}
+	sum, sarM, err := newRouteSummary(l, res, jobs, rf.jobs != "" || rf.slurm)
+	if err != nil {
+		return err
+	}
+	sum.MaxVLs, sum.Seconds, sum.NueLayers, sum.Params = rf.vls, elapsed.Seconds(), layers, params
+	set := &lft.TableSet{Graph: l.Graph, Routing: res.Routing, Fabric: l.Text, Summary: sum}
+	sum.Files = set.Keys()
+	if err := set.WriteDir(rf.out); err != nil {
+		return err
+	}
+	printRoute(cmd.OutOrStdout(), sum, sarM, elapsed)
+	fmt.Fprintf(cmd.OutOrStdout(), "tables written to %s\n", rf.out)
+	return nil
+}
+
+// paramFlags reads the --param flags; a name given twice keeps the last
+// value.
+func paramFlags(flags []string) (map[string]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	params := map[string]string{}
+	for _, p := range flags {
+		k, v, err := routing.ParseParam(p)
+		if err != nil {
+			return nil, fmt.Errorf("--param: %w", err)
+		}
+		params[k] = v
+	}
+	return params, nil
+}
+
+// newRouteSummary measures the chain's routing for summary.json (and, when
+// jobs were asked for, SAR's metrics for them).
+func newRouteSummary(l *ibnetdiscover.Loaded, res *routing.Result, jobs []routing.Job, withJobs bool) (*routeSummary, *sar.Metrics, error) {
+	g, r, rep := l.Graph, res.Routing, res.Report
 	m, err := routing.Measure(g, r, 0)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	var sarM *sar.Metrics
-	if rf.jobs != "" || rf.slurm {
-		if sarM, err = sar.Measure(g, r, jobs); err != nil {
-			return err
-		}
-	}
-	files, err := writeTables(rf.out, g, r)
-	if err != nil {
-		return err
-	}
-	sum := routeSummary{
-		Fabric: res.File, Engine: r.Engine, MaxVLs: rf.vls, VLs: r.NumVLs, Seconds: elapsed.Seconds(),
+	sum := &routeSummary{
+		Fabric: l.File, Engine: r.Engine, VLs: r.NumVLs,
 		Verified: rep.OK(), Pairs: rep.Pairs, Unconnected: rep.Unconnected,
 		MinHops: m.MinHops, AvgHops: m.AvgHops, MaxHops: m.MaxHops, MaxEFI: m.MaxEFI, AvgEFI: m.AvgEFI,
-		LFTEntries: m.LFTEntries, VLPairs: m.VLPairs, Files: files, NueLayers: layers,
-		Switches: g.NumSwitches(), Terminals: len(g.Terms), Params: params,
+		LFTEntries: m.LFTEntries, VLPairs: m.VLPairs, Switches: g.NumSwitches(), Terminals: len(g.Terms),
 	}
-	if sarM != nil {
-		sum.SAR = newSARSummary(sarM)
-	}
-	for _, a := range attempts {
+	for _, a := range res.Attempts {
 		aj := attemptJSON{Engine: a.Engine, EngineSeconds: a.Route.Seconds(), VerifySeconds: a.Verify.Seconds()}
 		if a.Err != nil {
 			aj.Error = a.Err.Error()
@@ -214,35 +224,55 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 		}
 		sum.Attempts = append(sum.Attempts, aj)
 	}
-	if err := writeJSON(filepath.Join(rf.out, "summary.json"), sum); err != nil {
-		return err
+	if !withJobs {
+		return sum, nil, nil
 	}
-	out := cmd.OutOrStdout()
+	sarM, err := sar.Measure(g, r, jobs)
+	if err != nil {
+		return nil, nil, err
+	}
+	sum.SAR = newSARSummary(sarM)
+	return sum, sarM, nil
+}
+
+// printRoute prints the outcome of nuesm route.
+func printRoute(out io.Writer, sum *routeSummary, sarM *sar.Metrics, elapsed time.Duration) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "engine\ttime\tVLs\tavg hops\tmax hops\tmax EFI\tverified")
 	verified := "yes"
-	if !rep.OK() {
+	if !sum.Verified {
 		verified = "NO"
 	}
-	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%d\t%d\t%s\n", r.Engine, elapsed.Round(time.Millisecond), r.NumVLs, m.AvgHops, m.MaxHops, m.MaxEFI, verified)
+	fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%d\t%d\t%s\n", sum.Engine, elapsed.Round(time.Millisecond), sum.VLs, sum.AvgHops, sum.MaxHops, sum.MaxEFI, verified)
 	tw.Flush()
-	if len(layers) > 0 {
-		printLayers(out, layers)
+	if len(sum.NueLayers) > 0 {
+		printLayers(out, sum.NueLayers)
 	}
 	if sarM != nil {
 		printSAR(out, sarM)
 	}
-	fmt.Fprintf(out, "tables written to %s\n", rf.out)
-	return nil
 }
 
-// statsEngine is Nue, keeping its per-layer statistics.
-type statsEngine struct{ out *[]nue.LayerStats }
+// withLayerStats replaces the chain's Nue engines by ones that keep their
+// per-layer statistics in out.
+func withLayerStats(engines []routing.Engine, out *[]nue.LayerStats) []routing.Engine {
+	for i, e := range engines {
+		if ne, ok := e.(nue.Engine); ok {
+			engines[i] = statsEngine{Engine: ne, out: out}
+		}
+	}
+	return engines
+}
 
-func (statsEngine) Name() string       { return "nue" }
-func (statsEngine) DeadlockFree() bool { return true }
+// statsEngine is a Nue engine keeping its per-layer statistics.
+type statsEngine struct {
+	nue.Engine
+	out *[]nue.LayerStats
+}
+
+// Route routes with Nue and keeps the statistics.
 func (s statsEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-	r, st, err := nue.Route(ctx, g, opt)
+	r, st, err := s.RouteStats(ctx, g, opt)
 	if err == nil {
 		*s.out = st.Layers
 	}
@@ -256,48 +286,6 @@ func printLayers(w io.Writer, layers []nue.LayerStats) {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", l.Layer, l.Root, l.Destinations, l.Searches, l.Sweeps, l.Fallbacks, l.Backtracks, l.EscapeTurns, l.UsedTurns, l.BlockedTurns)
 	}
 	tw.Flush()
-}
-
-// writeTables writes the routing's files into dir, each atomically.
-func writeTables(dir string, g *fabric.Graph, r *lft.Routing) (map[string]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	files := map[string]string{}
-	put := func(key, name string, write func(string) error) error {
-		p := filepath.Join(dir, name)
-		if err := write(p); err != nil {
-			return err
-		}
-		files[key] = name
-		return nil
-	}
-	if err := put("lfts", "opensm-lfts.dump", func(p string) error { return lft.WriteOpenSMLFTsFile(p, g, r) }); err != nil {
-		return nil, err
-	}
-	if err := put("sl", "nuesm.sl", func(p string) error { return lft.WriteSLFile(p, g, r) }); err != nil {
-		return nil, err
-	}
-	if err := put("sl2vl", "opensm-sl2vl.dump", func(p string) error { return lft.WriteOpenSMSL2VLFile(p, g, r) }); err != nil {
-		return nil, err
-	}
-	if r.SL.PerDest() {
-		if err := put("qos_policy", "qos-policy.conf", func(p string) error { return lft.WriteQoSPolicyFile(p, g, r) }); err != nil {
-			return nil, err
-		}
-	} else {
-		// A stale policy from an earlier routing would contradict nuesm.sl.
-		_ = os.Remove(filepath.Join(dir, "qos-policy.conf"))
-	}
-	return files, nil
-}
-
-func writeJSON(path string, v any) error {
-	return atomicfile.WriteFile(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}, 0o644)
 }
 
 // progress returns a Progress callback that reports on w once a second

@@ -149,7 +149,7 @@ func e2eJobIDs(js []sm.JobStatus) []string {
 // TestSLURMEndToEnd: a real SLURM cluster whose 64 nodes are the CAs of a
 // 3-level fat tree (k=4, n=3), with nuesm's own PrologSlurmctld and
 // EpilogSlurmctld hooks installed; the daemon wired as `nuesm serve
-// --slurm` wires it (servePlugins), engine sar-nue, polling off so that
+// --slurm` wires it (serveOptions), engine sar-nue, polling off so that
 // only the hooks trigger reroutes; the slurmrestd source is checked to
 // see the same jobs. Three jobs spanning several leaf
 // switches start: the daemon republishes, /status lists them, /metrics
@@ -171,7 +171,7 @@ func TestSLURMEndToEnd(t *testing.T) {
 
 	cfg := sm.Config{Fabric: dump, Output: filepath.Join(dir, "out"), Engines: "sar-nue", Listen: "127.0.0.1:0",
 		SLURM: sm.SLURMConfig{Enabled: true, Poll: sm.Duration{Duration: -1}}}
-	opts, err := servePlugins(cfg)
+	opts, err := serveOptions(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestSLURMEndToEnd(t *testing.T) {
 	}
 
 	// the same jobs, the same fabric, plain Nue
-	src, err := newSLURMJobs(cfg.Defaults().SLURM)
+	src, err := sm.NewSLURMJobs(cfg.Defaults().SLURM)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,17 +230,18 @@ func TestSLURMEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the slurmrestd source sees the same jobs
-	rest, err := newSLURMJobs((sm.Config{SLURM: sm.SLURMConfig{Source: "rest", RestURL: "unix://" + c.RESTSocket}}).Defaults().SLURM)
+	rest, err := sm.NewSLURMJobs((sm.Config{SLURM: sm.SLURMConfig{Source: "rest", RestURL: "unix://" + c.RESTSocket}}).Defaults().SLURM)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rjobs, rstatus, err := rest.Jobs(context.Background(), g); err != nil || !reflect.DeepEqual(rjobs, jobs) || !slices.Equal(e2eJobIDs(rstatus), ids) {
 		t.Errorf("slurmrestd source: %+v %v\nsqueue source: %+v", rjobs, err, jobs)
 	}
-	plain, _, _, err := routing.RouteChain(context.Background(), g, e2eChain(t, "nue"), routing.Options{MaxVLs: 8, Jobs: jobs})
+	res, err := routing.RouteChain(context.Background(), g, e2eChain(t, "nue"), routing.Options{MaxVLs: 8, Jobs: jobs})
 	if err != nil {
 		t.Fatal(err)
 	}
+	plain := res.Routing
 	pm, err := sar.Measure(g, plain, jobs)
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ func BenchmarkSLURMReaction_FatTree3_k12(b *testing.B) {
 	b.Setenv("SLURM_CONF", c.Conf)
 	cfg := sm.Config{Fabric: dump, Output: filepath.Join(dir, "out"), Engines: "sar-nue", Listen: "127.0.0.1:0",
 		SLURM: sm.SLURMConfig{Enabled: true, Poll: sm.Duration{Duration: -1}}}
-	opts, err := servePlugins(cfg)
+	opts, err := serveOptions(cfg, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -124,21 +124,21 @@ func runFip(cmd *cobra.Command, args []string, ff fipFlags) error {
 	if ff.out == "" && ff.part == "" {
 		return fmt.Errorf("give -o DIR (or --json FILE for one array task)")
 	}
-	res, g, err := loadGraph(cmd.ErrOrStderr(), args, ff.useDefault)
+	l, err := loadGraph(cmd.ErrOrStderr(), args, ff.useDefault)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prog, done := progress(cmd.ErrOrStderr(), "fip")
-	pts, err := fip.Study(ctx, g.F, cfg, prog)
+	pts, err := fip.Study(ctx, l.Fabric, cfg, prog)
 	done()
 	if err != nil {
 		return err
 	}
 	cfg = cfg.WithDefaults()
 	cfg.Workers = 0 // not a setting of the results
-	r := &fip.Results{Fabric: filepath.Base(res.File), Config: cfg, Points: pts}
+	r := &fip.Results{Fabric: filepath.Base(l.File), Config: cfg, Points: pts}
 	if ff.part != "" {
 		if err := atomicfile.WriteFile(ff.part, r.WriteJSON, 0o644); err != nil {
 			return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -29,69 +28,21 @@ func newVerifyCmd() *cobra.Command {
 		Short: "Prove forwarding tables safe: delivery, no loops, acyclic CDG per VL",
 		Long: `Verify forwarding tables against a fabric: every connected CA pair is
 delivered, no forwarding loop, no dead end, VLs within the limit, and the
-channel dependency graph over (channel, VL) is acyclic. TABLES is an OpenSM
-LFT dump (ours or OpenSM's opensm-lfts.dump), or ibroute / dump_lfts output.
-Without --sl every path uses SL 0 (one VL); OpenSM's LIDs are mapped to the
-fabric's by port GUID. The first cycle is printed with switch names and
-ports. Exit status 1 when the tables are not safe.`,
-		Example: `  nuesm verify fabric.topo out/opensm-lfts.dump --sl out/nuesm.sl --sl2vl out/opensm-sl2vl.dump
+channel dependency graph over (channel, VL) is acyclic. TABLES is a table
+set written by "nuesm route -o" or published by "nuesm serve" (a directory),
+or an LFT dump: OpenSM's opensm-lfts.dump (ours or OpenSM's own), or
+ibroute / dump_lfts output. nuesm.sl and opensm-sl2vl.dump beside the dump
+are read when present, --sl and --sl2vl name others; without SLs every path
+uses SL 0 (one VL). OpenSM's LIDs are mapped to the fabric's by port GUID.
+Without FABRIC the fabric is the set's fabric.topo (or --default). The
+first cycle is printed with switch names and ports. Exit status 1 when the
+tables are not safe.`,
+		Example: `  nuesm verify out/
+  nuesm verify fabric.topo out/opensm-lfts.dump --sl out/nuesm.sl --sl2vl out/opensm-sl2vl.dump
   nuesm verify fabric.topo /var/log/opensm-lfts.dump
   nuesm verify --default out/opensm-lfts.dump --sl out/nuesm.sl`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var fabricArgs []string
-			tables := args[len(args)-1]
-			if len(args) == 2 {
-				fabricArgs = args[:1]
-			} else if !vf.useDefault {
-				return fmt.Errorf("give FABRIC and TABLES (or --default and TABLES)")
-			}
-			_, g, err := loadGraph(cmd.ErrOrStderr(), fabricArgs, vf.useDefault)
-			if err != nil {
-				return err
-			}
-			f, err := os.Open(tables)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			r, err := lft.ReadLFTs(f, tables, g, lft.ReadOptions{SkipUnknownSwitches: vf.skipUnknown, AllowMissingSwitches: vf.allowMissing})
-			if err != nil {
-				return err
-			}
-			if vf.sl != "" {
-				sl, n, err := lft.ReadSLFile(vf.sl, g)
-				if err != nil {
-					return err
-				}
-				r.SL, r.NumVLs = sl, n
-			}
-			if vf.sl2vl != "" {
-				m, err := lft.ReadOpenSMSL2VLFile(vf.sl2vl, g)
-				if err != nil {
-					return err
-				}
-				r.SL2VL = m
-			}
-			rep, verr := cdg.Verify(g, r, cdg.Options{MaxVLs: vf.vls, SwitchSources: vf.switchSources, SwitchDelivery: vf.switchDelivery})
-			if rep == nil {
-				return verr
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "tables:         %s\n", tables)
-			fmt.Fprint(out, rep.String())
-			if vf.metrics && rep.Delivered == rep.Pairs {
-				if m, err := routing.Measure(g, r, 0); err == nil {
-					fmt.Fprintf(out, "hops:           min %d, avg %.3f, max %d\n", m.MinHops, m.AvgHops, m.MaxHops)
-					fmt.Fprintf(out, "EFI:            max %d, avg %.1f\n", m.MaxEFI, m.AvgEFI)
-				}
-			}
-			if verr != nil {
-				cmd.SilenceErrors = true
-				return fmt.Errorf("tables are not safe: %w", verr)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(cmd, args, vf) },
 	}
 	fl := c.Flags()
 	fl.StringVar(&vf.sl, "sl", "", "SL file (nuesm.sl) giving the SL of every path")
@@ -104,4 +55,53 @@ ports. Exit status 1 when the tables are not safe.`,
 	fl.BoolVar(&vf.allowMissing, "allow-missing-switches", false, "accept tables that omit some switches")
 	fl.BoolVar(&vf.metrics, "metrics", true, "print hop counts and edge forwarding index")
 	return c
+}
+
+func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
+	tables := args[len(args)-1]
+	fabricArgs := args[:len(args)-1]
+	if len(args) == 1 && !vf.useDefault {
+		p, ok := lft.FabricPath(tables)
+		if !ok {
+			return fmt.Errorf("give FABRIC and TABLES, or --default (TABLES has no %s beside it)", lft.FabricFile)
+		}
+		fabricArgs = []string{p}
+	}
+	l, err := loadGraph(cmd.ErrOrStderr(), fabricArgs, vf.useDefault)
+	if err != nil {
+		return err
+	}
+	g := l.Graph
+	r, err := lft.ReadTableSet(tables, g, lft.ReadOptions{SkipUnknownSwitches: vf.skipUnknown, AllowMissingSwitches: vf.allowMissing})
+	if err != nil {
+		return err
+	}
+	if vf.sl != "" {
+		if r.SL, r.NumVLs, err = lft.ReadSLFile(vf.sl, g); err != nil {
+			return err
+		}
+	}
+	if vf.sl2vl != "" {
+		if r.SL2VL, err = lft.ReadOpenSMSL2VLFile(vf.sl2vl, g); err != nil {
+			return err
+		}
+	}
+	rep, verr := cdg.Verify(g, r, cdg.Options{MaxVLs: vf.vls, SwitchSources: vf.switchSources, SwitchDelivery: vf.switchDelivery})
+	if rep == nil {
+		return verr
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "tables:         %s\n", tables)
+	fmt.Fprint(out, rep.String())
+	if vf.metrics && rep.Delivered == rep.Pairs {
+		if m, err := routing.Measure(g, r, 0); err == nil {
+			fmt.Fprintf(out, "hops:           min %d, avg %.3f, max %d\n", m.MinHops, m.AvgHops, m.MaxHops)
+			fmt.Fprintf(out, "EFI:            max %d, avg %.1f\n", m.MaxEFI, m.AvgEFI)
+		}
+	}
+	if verr != nil {
+		cmd.SilenceErrors = true
+		return fmt.Errorf("tables are not safe: %w", verr)
+	}
+	return nil
 }

@@ -32,3 +32,12 @@ func Fabric() (*ibnetdiscover.Result, error) {
 	}
 	return res, nil
 }
+
+// Load loads the embedded dump for routing (ibnetdiscover.Load).
+func Load() (*ibnetdiscover.Loaded, error) {
+	l, err := ibnetdiscover.Load([]byte(dump), Name)
+	if err != nil {
+		return nil, fmt.Errorf("defaults: embedded fabric: %w", err)
+	}
+	return l, nil
+}

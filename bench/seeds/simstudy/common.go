@@ -47,11 +47,11 @@ func route(ctx context.Context, kind string, params map[string]string, engine st
 	if err != nil {
 		return nil, err
 	}
-	r, _, _, err := routing.RouteChain(ctx, g, es, routing.Options{MaxVLs: vls, Seed: 1})
+	res, err := routing.RouteChain(ctx, g, es, routing.Options{MaxVLs: vls, Seed: 1})
 	if err != nil {
 		return nil, fmt.Errorf("%s %v: %w", kind, params, err)
 	}
-	return &routed{tp: tp, g: g, r: r}, nil
+	return &routed{tp: tp, g: g, r: res.Routing}, nil
 }
 
 // job is one simulation.

@@ -47,7 +47,7 @@ func fewestVLs(ctx context.Context, rt *routed, engine string, most int) (int, e
 		return 0, err
 	}
 	for k := 1; k <= most; k++ {
-		_, _, _, err := routing.RouteChain(ctx, rt.g, es, routing.Options{MaxVLs: k, Seed: 1})
+		_, err := routing.RouteChain(ctx, rt.g, es, routing.Options{MaxVLs: k, Seed: 1})
 		if err == nil {
 			return k, nil
 		}

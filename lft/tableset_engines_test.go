@@ -1,0 +1,104 @@
+package lft_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/topo"
+
+	_ "github.com/nuesm/nuesm/sar" // registers nue, dfsssp and the sar engines
+)
+
+// TestTableSetRoundTrip: a table set written by WriteDir reads back
+// (ReadTableSet, from the directory or its dump) as the same Routing, for
+// engines whose SLs are per destination (with a QoS policy), per source
+// switch (no policy) or all 0.
+func TestTableSetRoundTrip(t *testing.T) {
+	torus, err := topo.Torus([]int{4, 4}, 2, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := topo.FatTree(4, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		engine  string
+		tp      *topo.Topology
+		perDest bool // SLs per destination: a QoS policy is written
+	}{{"nue", torus, true}, {"dfsssp", torus, false}, {"dor", torus, false}, {"lash", torus, true}, {"updn", tree, true}} {
+		g, err := fabric.Compile(c.tp.Fabric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := routing.Lookup(c.engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.Route(context.Background(), g, routing.Options{MaxVLs: 4})
+		if err != nil {
+			t.Fatalf("%s: %v", c.engine, err)
+		}
+		set := &lft.TableSet{Graph: g, Routing: r, Fabric: []byte("the dump\n"), Summary: map[string]string{"engine": c.engine}}
+		if err := set.WriteDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{dir, filepath.Join(dir, lft.LFTsFile)} {
+			got, err := lft.ReadTableSet(p, g, lft.ReadOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", c.engine, err)
+			}
+			if !lft.Equal(got, r) {
+				t.Fatalf("%s: the set read from %s differs from the routing written", c.engine, p)
+			}
+		}
+		if r.SL.PerDest() != c.perDest {
+			t.Fatalf("%s: SLs per destination %v, want %v", c.engine, r.SL.PerDest(), c.perDest)
+		}
+		checkSetFiles(t, c.engine, dir, set, c.perDest)
+	}
+}
+
+// checkSetFiles checks the files WriteDir left in dir: the fabric, the
+// summary, the QoS policy exactly when the SLs are per destination (a
+// stale one from the previous set is removed), and Keys naming them.
+func checkSetFiles(t *testing.T, engine, dir string, set *lft.TableSet, qos bool) {
+	t.Helper()
+	if b, err := os.ReadFile(filepath.Join(dir, lft.FabricFile)); err != nil || !bytes.Equal(b, set.Fabric) {
+		t.Errorf("%s: %s: %q, %v", engine, lft.FabricFile, b, err)
+	}
+	var sum map[string]string
+	if b, err := os.ReadFile(filepath.Join(dir, lft.SummaryFile)); err != nil || json.Unmarshal(b, &sum) != nil || sum["engine"] != engine {
+		t.Errorf("%s: %s: %v %v", engine, lft.SummaryFile, sum, err)
+	}
+	_, err := os.Stat(filepath.Join(dir, lft.QoSPolicyFile))
+	if (err == nil) != qos {
+		t.Errorf("%s: QoS policy present %v, want %v", engine, err == nil, qos)
+	}
+	keys := set.Keys()
+	want := []string{"fabric", "lfts", "sl", "sl2vl"}
+	if qos {
+		want = append(want, "qos_policy")
+	}
+	var got []string
+	for k := range keys {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: Keys %v, want %v", engine, keys, want)
+	}
+	if p, ok := lft.FabricPath(filepath.Join(dir, lft.LFTsFile)); !ok || p != filepath.Join(dir, lft.FabricFile) {
+		t.Errorf("%s: FabricPath = %s, %v", engine, p, ok)
+	}
+}

@@ -1,0 +1,131 @@
+package sm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/slurm"
+	"github.com/nuesm/nuesm/topo"
+)
+
+// fatTreeGraph is topo.FatTree(4, 3): 64 hosts node0001…node0064, four a
+// leaf.
+func fatTreeGraph(t *testing.T) *fabric.Graph {
+	t.Helper()
+	tp, err := topo.FatTree(4, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// fakeSqueue writes a script standing in for squeue that runs body.
+func fakeSqueueScript(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "squeue")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// squeueLines are running jobs on topo.FatTree(4, 3): four hosts a leaf.
+const squeueLines = `1|RUNNING|node[0001-0002,0005]|1:00:00|batch
+2|RUNNING|node[0003-0004]|1:00:00|batch
+3|CONFIGURING|node[0009,0013,0017]|UNLIMITED|batch
+4|RUNNING|node[0021,0025]|5:00|batch
+5|RUNNING|node[0029,0033]|1:00:00|debug
+6|RUNNING|node0037,login1|1:00:00|batch
+7|RUNNING|node0041,login2,node0045|1:00:00|batch`
+
+func TestSLURMJobSource(t *testing.T) {
+	g := fatTreeGraph(t)
+	ctx := context.Background()
+	jobsWith := func(c SLURMConfig) ([]string, []JobStatus) {
+		t.Helper()
+		c.Squeue = fakeSqueueScript(t, "cat <<'EOF'\n"+squeueLines+"\nEOF")
+		cfg := Config{SLURM: c}
+		src, err := NewSLURMJobs(cfg.Defaults().SLURM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, status, err := src.Jobs(ctx, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for i, j := range jobs {
+			ids = append(ids, j.ID)
+			if status[i].ID != j.ID || status[i].Terminals != len(j.Terms) {
+				t.Errorf("status %+v does not describe job %+v", status[i], j)
+			}
+		}
+		return ids, status
+	}
+	// defaults: 10 min, no "debug"; job 2 is on one leaf, job 6 has one known host
+	ids, status := jobsWith(SLURMConfig{})
+	if want := []string{"1", "3", "7"}; !slices.Equal(ids, want) {
+		t.Errorf("defaults: jobs %v, want %v", ids, want)
+	}
+	if status[2].Hosts != 3 || status[2].Terminals != 2 {
+		t.Errorf("job 7 (one host off the fabric): %+v", status[2])
+	}
+	ids, _ = jobsWith(SLURMConfig{MinTimeLimit: Duration{Duration: -1}, ExcludePartitions: []string{}})
+	if want := []string{"1", "3", "4", "5", "7"}; !slices.Equal(ids, want) {
+		t.Errorf("no time limit, no excluded partition: jobs %v, want %v", ids, want)
+	}
+	// the host map gives login1 node0044's CA: job 6 spans two leaves
+	hm := filepath.Join(t.TempDir(), "hosts.map")
+	if err := os.WriteFile(hm, []byte("login1 \"node0044 HCA-1\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ids, _ = jobsWith(SLURMConfig{HostMap: hm})
+	if want := []string{"1", "3", "6", "7"}; !slices.Equal(ids, want) {
+		t.Errorf("with the host map: jobs %v, want %v", ids, want)
+	}
+}
+
+// TestSLURMJobSourceErrors: failures reach the daemon (which counts
+// them and keeps its tables); bad settings fail at start.
+func TestSLURMJobSourceErrors(t *testing.T) {
+	g := fatTreeGraph(t)
+	ctx := context.Background()
+	for name, body := range map[string]string{
+		"exit 1":    "echo 'squeue: error: Unable to contact slurm controller' >&2; exit 1",
+		"malformed": "echo '1|RUNNING|node[1-|1:00:00|batch'",
+		"hangs":     "exec sleep 30",
+	} {
+		cfg := Config{SLURM: SLURMConfig{Squeue: fakeSqueueScript(t, body), Timeout: Duration{Duration: 300 * time.Millisecond}}}
+		src, err := NewSLURMJobs(cfg.Defaults().SLURM)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, _, err := src.Jobs(ctx, g)
+		if err == nil || jobs != nil {
+			t.Errorf("%s: jobs %v, error %v", name, jobs, err)
+		}
+		if name == "malformed" && !errors.Is(err, slurm.ErrMalformed) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for name, c := range map[string]SLURMConfig{
+		"bad pattern":        {ExcludePartitions: []string{"[a-"}},
+		"missing host map":   {HostMap: filepath.Join(t.TempDir(), "none")},
+		"token without user": {Source: "rest", RestURL: "http://127.0.0.1:1", RestToken: "x"},
+		"unknown source":     {Source: "sinfo"},
+	} {
+		if _, err := NewSLURMJobs((Config{SLURM: c}).Defaults().SLURM); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
