@@ -166,10 +166,11 @@ func (l *layer) relax(u int32, w []int64) {
 }
 
 // better breaks a tie between v's current offer and channel c: a used
-// turn first (no new dependency), then the less loaded first hop (fat trees
-// are symmetric enough for ties to be common, and this spreads them).
+// turn first (no new dependency; see layer.usedFirst), then the less
+// loaded first hop (fat trees are symmetric enough for ties to be common,
+// and this spreads them).
 func (l *layer) better(c int32, used bool, v int32, w []int64) bool {
-	if used != l.usedOffer[v] {
+	if l.usedFirst && used != l.usedOffer[v] {
 		return used
 	}
 	old := l.via[v]

@@ -52,6 +52,14 @@ type layer struct {
 	// escapeAll: the escape paths cover the switch LIDs too (conservative
 	// mode); otherwise only the terminal LIDs' switches.
 	escapeAll bool
+	// usedFirst: ties between offers go to a turn already in use. Off
+	// with the round-robin partition (indirect networks), where shortest
+	// paths go up, then down, and never need a turn the layer blocks:
+	// there the turns a layer happens to use would only tie the choice to
+	// the partition and undo the LID-order pattern that balances fat
+	// trees, so every k routes the terminal LIDs as one layer does
+	// (nue/README.md, "Destination order").
+	usedFirst bool
 
 	nh        *nodeHeap
 	rh        *radixHeap // the searches' queue when keys fit it, else nh

@@ -76,8 +76,9 @@ type Partition string
 
 // Partitions Nue offers.
 const (
-	// RoundRobin deals the destinations in LID order to the layers in turn
-	// (OpenSM's nue without METIS does the same).
+	// RoundRobin deals the destinations in LID order to the layers in
+	// turn, the terminal LIDs first (OpenSM's nue without METIS does the
+	// same), then the switch LIDs.
 	RoundRobin Partition = "roundrobin"
 	// Locality splits the switch graph into k connected-ish parts of equal
 	// destination weight by recursive bisection along the line between two
@@ -123,10 +124,21 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 	layers := make([][]dest, k)
 	switch how {
 	case RoundRobin:
+		// Each phase dealt on its own, from layer 0: the sequential
+		// schedule, which takes the layers' i-th destinations of a phase
+		// in turn, then routes every phase in LID order.
 		sorted := append([]dest(nil), ds...)
-		slices.SortFunc(sorted, func(a, b dest) int { return int(a.lid - b.lid) })
-		for i, d := range sorted {
-			layers[i%k] = append(layers[i%k], d)
+		slices.SortFunc(sorted, func(a, b dest) int {
+			if a.phase != b.phase {
+				return int(a.phase) - int(b.phase)
+			}
+			return int(a.lid - b.lid)
+		})
+		for i, n := 0, 0; i < len(sorted); i, n = i+1, n+1 {
+			if i > 0 && sorted[i].phase != sorted[i-1].phase {
+				n = 0
+			}
+			layers[n%k] = append(layers[n%k], sorted[i])
 		}
 	case Switches:
 		has := make([]bool, g.NumSwitches())

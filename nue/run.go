@@ -228,6 +228,7 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 		l := newLayer(i, g, ti, seq, sc, lds)
 		l.tune = &rn.tune
 		l.rows = rows
+		l.usedFirst = rn.how != RoundRobin
 		switch rn.share {
 		case ShareSwitch:
 			l.dests = groupBySwitch(lds, true)

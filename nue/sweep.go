@@ -394,7 +394,7 @@ func (l *layer) pull(v int32, par uint64, w []int64) {
 				if nd > bd {
 					continue
 				}
-			case used != bu:
+			case l.usedFirst && used != bu:
 				if !used {
 					continue
 				}
