@@ -2,13 +2,14 @@ package nue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 )
@@ -112,7 +113,7 @@ func (rn *run) once(ctx context.Context, conservative bool) (*lft.Routing, *Stat
 func (rn *run) sources() *sources {
 	g := rn.g
 	S := g.NumSwitches()
-	sc := &sources{comp: components(g), own: make([]int64, S), src: make([]bool, S), compSrc: make([]int32, S), unit: 1}
+	sc := &sources{comp: g.SwitchComponents(), own: make([]int64, S), src: make([]bool, S), compSrc: make([]int32, S), unit: 1}
 	// A switch's load on its paths is the number of terminal ports that
 	// inject there (the sources of the paths), not its LIDs.
 	for _, t := range g.Terms {
@@ -223,7 +224,7 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 	}
 	// The rest of a layer's set-up is its own: on all workers.
 	layers := make([]*layer, len(parts))
-	parallelFor(len(parts), rn.opt.Workers, func(i int) {
+	_ = parallel.For(context.Background(), len(parts), rn.opt.Workers, func(_, i int) error {
 		lds := parts[i]
 		l := newLayer(i, g, ti, seq, sc, lds)
 		l.tune = &rn.tune
@@ -247,24 +248,9 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 			}
 		}
 		layers[i] = l
+		return nil
 	})
 	return layers
-}
-
-// parallelFor runs fn(i) for i in [0, n) on up to workers goroutines.
-func parallelFor(n, workers int, fn func(i int)) {
-	var next atomic.Int32
-	var wg sync.WaitGroup
-	for k := 0; k < max(1, min(workers, n)); k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // rounds routes the layers' destinations (see schedule) into r under the
@@ -315,8 +301,8 @@ func (rd *rounds) all(ctx context.Context) (bool, error) {
 			if !rd.layers[st[0].layer].route(st[0].d, rd.w, alone) {
 				return false, nil
 			}
-		} else if !rd.parallel(st) {
-			return false, nil
+		} else if ok, err := rd.parallel(ctx, st); !ok {
+			return false, err
 		}
 		for _, sd := range st {
 			rd.merge(sd)
@@ -334,15 +320,24 @@ func (rd *rounds) all(ctx context.Context) (bool, error) {
 
 // parallel routes the destinations of one step against the same weights,
 // on up to Workers goroutines; false as layer.route.
-func (rd *rounds) parallel(st step) bool {
-	var failed atomic.Bool
-	parallelFor(len(st), rd.opt.Workers, func(j int) {
+func (rd *rounds) parallel(ctx context.Context, st step) (bool, error) {
+	err := parallel.For(ctx, len(st), rd.opt.Workers, func(_, j int) error {
 		if !rd.layers[st[j].layer].route(st[j].d, rd.w, nil) {
-			failed.Store(true)
+			return errNoTree
 		}
+		return nil
 	})
-	return !failed.Load()
+	switch {
+	case errors.Is(err, errNoTree):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("nue: %w", err)
+	}
+	return true, nil
 }
+
+// errNoTree stops a step whose search finds no deadlock-free tree.
+var errNoTree = errors.New("nue: no deadlock-free tree")
 
 // merge writes a routed destination's tables and adds its increments to
 // the weights (terminal LIDs only), unless its search did so itself.
@@ -383,23 +378,22 @@ func switchLIDLists(layers []*layer) [][]dest {
 // where each LID's column is its own. The result is the sequential one
 // whatever the workers. A worker waits for nothing but the end.
 func (rd *rounds) switchLIDs(ctx context.Context, lists [][]dest) (bool, error) {
-	var failed, cancelled atomic.Bool
+	var failed atomic.Bool
 	var count atomic.Int64
 	count.Store(int64(rd.done))
-	parallelFor(len(rd.layers), rd.opt.Workers, func(i int) {
+	err := parallel.For(ctx, len(rd.layers), rd.opt.Workers, func(_, i int) error {
 		l := rd.layers[i]
 		l.w0, l.span = rd.w0, rd.wmax-rd.w0
 		for _, d := range lists[i] {
-			if failed.Load() || cancelled.Load() {
-				return
+			if failed.Load() {
+				return nil
 			}
-			if ctx.Err() != nil {
-				cancelled.Store(true)
-				return
+			if err := ctx.Err(); err != nil {
+				return err
 			}
 			if !l.route(d, rd.w, nil) {
 				failed.Store(true)
-				return
+				return nil
 			}
 			l.write(d, rd.r)
 			l.inc = l.inc[:0]
@@ -407,9 +401,10 @@ func (rd *rounds) switchLIDs(ctx context.Context, lists [][]dest) (bool, error) 
 				rd.opt.Progress(n, rd.total)
 			}
 		}
+		return nil
 	})
-	if cancelled.Load() {
-		return false, fmt.Errorf("nue: %w", ctx.Err())
+	if err != nil {
+		return false, fmt.Errorf("nue: %w", err)
 	}
 	return !failed.Load(), nil
 }
