@@ -124,18 +124,22 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 	layers := make([][]dest, k)
 	switch how {
 	case RoundRobin:
-		// Each phase dealt on its own, from layer 0: the sequential
-		// schedule, which takes the layers' i-th destinations of a phase
-		// in turn, then routes every phase in LID order.
+		// The terminal LIDs dealt first, from layer 0, then the switch
+		// LIDs: without SAR the sequential schedule, which takes the
+		// layers' i-th destinations in turn, then routes the terminal
+		// LIDs in LID order.
 		sorted := append([]dest(nil), ds...)
 		slices.SortFunc(sorted, func(a, b dest) int {
-			if a.phase != b.phase {
-				return int(a.phase) - int(b.phase)
+			if sa, sb := a.term, b.term; sa != sb {
+				if sa {
+					return -1
+				}
+				return 1
 			}
 			return int(a.lid - b.lid)
 		})
 		for i, n := 0, 0; i < len(sorted); i, n = i+1, n+1 {
-			if i > 0 && sorted[i].phase != sorted[i-1].phase {
+			if i > 0 && sorted[i].term != sorted[i-1].term {
 				n = 0
 			}
 			layers[n%k] = append(layers[n%k], sorted[i])
