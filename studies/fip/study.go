@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
@@ -114,6 +115,24 @@ type Point struct {
 	Bound      float64 `json:"bound"`
 	Completion int64   `json:"completion_cycles,omitempty"` // finite patterns
 	Deadlock   bool    `json:"deadlock"`                    // the run stopped in a deadlock
+
+	// Fabric bounds what any routing can reach on this seed's fabric of
+	// this year (the same for every engine and pattern; see Limit).
+	Fabric FabricBound `json:"fabric_bound"`
+}
+
+// Limit is the routing-independent bound for the point's pattern: no
+// routing's Throughput can exceed it (Fabric.Concurrent for shift,
+// Fabric.Mean for uniform at load 1). NaN for other patterns and for
+// uniform below load 1, which it does not cover.
+func (p Point) Limit(load float64) float64 {
+	switch {
+	case p.Pattern == "shift":
+		return p.Fabric.Concurrent
+	case p.Pattern == "uniform" && load == 1:
+		return p.Fabric.Mean
+	}
+	return math.NaN()
 }
 
 // Study runs the fail-in-place study on a fabric with LIDs and returns its
@@ -152,10 +171,14 @@ func Study(ctx context.Context, f *fabric.Fabric, cfg Config, progress func(done
 	}
 	nE, nP := len(cfg.Engines), len(cfg.Patterns)
 	points := make([]Point, len(states)*nE*nP)
-	total := len(states) * nE
+	bounds := make([]*FabricBound, len(states))
+	total := len(states) * (nE + 1) // the cases, then a bound per fabric
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	err := parallel.ForProgress(ctx, total, cfg.Workers, progress, func(_, k int) error {
+		if k >= len(states)*nE {
+			return stateBound(ctx, states[k-len(states)*nE].fab, &bounds[k-len(states)*nE], cancel)
+		}
 		st, e := states[k/nE], cfg.Engines[k%nE]
 		out := points[k*nP : (k+1)*nP]
 		for i := range out {
@@ -177,7 +200,27 @@ func Study(ctx context.Context, f *fabric.Fabric, cfg Config, progress func(done
 	if err != nil {
 		return nil, err
 	}
+	for i := range points {
+		points[i].Fabric = *bounds[i/(nE*nP)]
+	}
 	return points, nil
+}
+
+// stateBound computes the FabricBound of f into *out; a failure cancels
+// the study.
+func stateBound(ctx context.Context, f *fabric.Fabric, out **FabricBound, cancel func()) error {
+	g, err := fabric.Compile(f)
+	if err == nil {
+		*out, err = Bound(ctx, g, BoundOptions{})
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		cancel()
+		return fmt.Errorf("fip: bound: %w", err)
+	}
+	return nil
 }
 
 func (c Config) validate() error {
