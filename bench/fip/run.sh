@@ -21,7 +21,9 @@ out=bench/fip/RESULTS.md
   echo "accepted throughput per source as a fraction of the link bandwidth, mean over"
   echo "the seeds: shift = all-to-all shift exchange (one 8-flit packet per pair),"
   echo "uniform = uniform random at offered load 1 (saturation). Simulator defaults:"
-  echo "virtual cut-through, 32-flit buffers per VL, 1 flit/cycle links."
+  echo "virtual cut-through, 32-flit buffers per VL, 1 flit/cycle links. Beside every"
+  echo "figure: the bound of the damaged fabric (what the best possible routing reaches,"
+  echo "studies/fip/flowbound.go) and the engine's share of it."
 } > "$out"
 run() { # name, gen args, engines
   local name=$1 gen=$2 engines=$3
@@ -37,7 +39,7 @@ run() { # name, gen args, engines
     echo "## $name (\`nuesm gen $gen\`)"
     echo
     echo '```'
-    sed -n '/^ *failures/,/^n\/a:/p' "$work/$name.txt"
+    sed -n '/^failures/,/^wrote /{/^wrote /d;p}' "$work/$name.txt"
     echo '```'
     echo
     echo "Plots: [shift]($name/fip-shift.svg), [uniform]($name/fip-uniform.svg); data: [$name/fip.csv]($name/fip.csv)."
