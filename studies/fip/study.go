@@ -123,10 +123,12 @@ type Point struct {
 
 // Limit is the routing-independent bound for the point's pattern: no
 // routing's Throughput can exceed it (Fabric.Concurrent for shift,
-// Fabric.Mean for uniform at load 1). NaN for other patterns and for
-// uniform below load 1, which it does not cover.
+// Fabric.Mean for uniform at load 1). NaN for other patterns, for
+// uniform below load 1, which it does not cover, and for points without a
+// bound.
 func (p Point) Limit(load float64) float64 {
 	switch {
+	case p.Fabric.Concurrent == 0: // results without bounds
 	case p.Pattern == "shift":
 		return p.Fabric.Concurrent
 	case p.Pattern == "uniform" && load == 1:
