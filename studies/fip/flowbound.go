@@ -31,7 +31,8 @@ import (
 type FabricBound struct {
 	// Concurrent ≥ λ*: no routing sustains more for every host at once
 	// (the least of the LP dual bounds found, the cut bounds and the host
-	// links' 1).
+	// links' 1; Study also takes the seed's earlier years' bound, as the
+	// failures only add up).
 	Concurrent float64 `json:"concurrent"`
 	// ConcurrentLow ≤ λ*: a fractional flow that reaches it was found, so
 	// λ* is known to within Concurrent/ConcurrentLow.

@@ -60,6 +60,13 @@ func TestStudy(t *testing.T) {
 						t.Fatalf("%+v: %d links failed + %d repaired, %d switches, want %d events, 0", p, p.LinkFailures, p.Repaired, p.SwitchFailures, want)
 					}
 					checkPoint(t, p)
+					// Failures add up, so the bounds never rise.
+					if y > 0 {
+						prev := pts[i-1-len(cfg.Engines)*len(cfg.Patterns)].Fabric
+						if p.Fabric.Concurrent > prev.Concurrent || p.Fabric.Mean > prev.Mean {
+							t.Fatalf("%+v: bound %+v above the year before's %+v", p, p.Fabric, prev)
+						}
+					}
 				}
 			}
 		}
