@@ -25,7 +25,9 @@ import (
 // Config is a study: which engines, how many years at which failure
 // rates, which seeds, and what to simulate. Zero fields take defaults.
 type Config struct {
-	Engines    []string `json:"engines"`     // default nue, dfsssp, updn, minhop
+	// Engines are engine names, with parameters where wanted
+	// ("nue:share=switchlid"); default nue, dfsssp, updn, minhop.
+	Engines    []string `json:"engines"`
 	VLs        int      `json:"vls"`         // routing VL limit (default 8)
 	Years      int      `json:"years"`       // default 8
 	LinkRate   float64  `json:"link_rate"`   // of the original switch-to-switch cables per year (default 0.01)
@@ -236,7 +238,7 @@ func stateBound(ctx context.Context, f *fabric.Fabric, out **FabricBound, cancel
 
 func (c Config) validate() error {
 	for _, e := range c.Engines {
-		if _, err := routing.Lookup(e); err != nil {
+		if _, err := lookup(e); err != nil {
 			return fmt.Errorf("fip: %w", err)
 		}
 	}
@@ -276,7 +278,7 @@ func runCase(ctx context.Context, f *fabric.Fabric, engine string, seed uint64, 
 	if err != nil {
 		return err
 	}
-	e, err := routing.Lookup(engine)
+	e, err := lookup(engine)
 	if err != nil {
 		return err
 	}
@@ -335,4 +337,17 @@ func runCase(ctx context.Context, f *fabric.Fabric, engine string, seed uint64, 
 		p.Throughput, p.Completion = res.AcceptedFraction, res.Completion
 	}
 	return nil
+}
+
+// lookup builds the engine of spec: a name with optional parameters
+// ("nue:share=switchlid"), one engine, no chain.
+func lookup(spec string) (routing.Engine, error) {
+	es, err := routing.ParseChain(spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(es) != 1 {
+		return nil, fmt.Errorf("engine %q is a chain of %d, expected one engine", spec, len(es))
+	}
+	return es[0], nil
 }

@@ -251,6 +251,7 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{func(c *Config) { c.Engines = []string{"nosuch"} }, "unknown engine"},
+		{func(c *Config) { c.Engines = []string{"nue:share=nosuch"} }, "share"},
 		{func(c *Config) { c.Patterns = []string{"nosuch"} }, "nosuch"},
 		{func(c *Config) { c.Seeds = []uint64{4, 4} }, "given twice"},
 		{func(c *Config) { c.VLs = 16 }, "expected 1..15"},
@@ -298,5 +299,25 @@ func TestSummaryBounds(t *testing.T) {
 		if !strings.Contains(b.String(), line) {
 			t.Fatalf("summary lacks %q:\n%s", line, b.String())
 		}
+	}
+}
+
+// TestEngineSpec: an engine with parameters is one engine of the study,
+// kept under its spec.
+func TestEngineSpec(t *testing.T) {
+	cfg := small(1)
+	cfg.Engines, cfg.Years, cfg.Patterns = []string{"nue:share=switchlid"}, 1, []string{"shift"}
+	pts, err := Study(context.Background(), torus(t), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pts {
+		if p.Engine != "nue:share=switchlid" || p.Error != "" || p.Throughput <= 0 {
+			t.Fatalf("%+v: want a measured point of nue:share=switchlid", p)
+		}
+	}
+	cfg.Engines = []string{"nue,updn"}
+	if err := cfg.WithDefaults().validate(); err == nil || !strings.Contains(err.Error(), "chain") {
+		t.Fatalf("a chain as one engine: %v, want an error", err)
 	}
 }
