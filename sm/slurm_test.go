@@ -59,7 +59,7 @@ func TestSLURMJobSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs, status, err := src.Jobs(ctx, g)
+		jobs, status, err := QueryJobs(ctx, src, g)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestSLURMJobSourceErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs, _, err := src.Jobs(ctx, g)
+		jobs, _, err := QueryJobs(ctx, src, g)
 		if err == nil || jobs != nil {
 			t.Errorf("%s: jobs %v, error %v", name, jobs, err)
 		}
