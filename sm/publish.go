@@ -65,10 +65,13 @@ const (
 )
 
 // publisher owns the output directory: gen-NNNNNN directories, one per
-// published generation, and the symlink "current" to the newest. The
-// generation before the current one (the previous) and the current one
-// are never pruned; others go once more than keep are on disk, and
-// before a publish when the disk is short of room for one more.
+// published generation, and the symlink "current" to the newest. Old
+// generations go once more than keep are on disk, the oldest first, but
+// never the current one nor, while the disk has room, the one before it
+// (the previous: "nuesm diff DIR/gen-<previous> DIR/current" shows the
+// last change). When the disk lacks room for one more generation, every
+// generation but the current one goes before the write: new tables for
+// a changed fabric matter more than the previous ones.
 type publisher struct {
 	dir     string
 	keep    int
@@ -161,15 +164,15 @@ func (p *publisher) currentGen() int {
 // filled in. A deleted output directory is made again; a real directory
 // in place of "current" is moved aside (displacedName + time) first.
 // When the disk is short, old generations go before the write; a write
-// that still runs out of room prunes to the current and previous
-// generations and tries once more.
+// that still runs out of room prunes to the current generation and tries
+// once more.
 func (p *publisher) publish(st *PublishedStatus, files []lft.File) error {
 	if err := p.prepare(); err != nil {
 		return err
 	}
 	err := p.publishOnce(st, files)
 	if errors.Is(err, syscall.ENOSPC) {
-		if perr := p.prune(0); perr != nil {
+		if perr := p.prune(0, false); perr != nil {
 			return errors.Join(err, perr)
 		}
 		err = p.publishOnce(st, files)
@@ -178,7 +181,7 @@ func (p *publisher) publish(st *PublishedStatus, files []lft.File) error {
 		return err
 	}
 	p.checked = nil
-	return p.prune(p.keep)
+	return p.prune(p.keep, true)
 }
 
 // prepare makes the output directory ready for a publish: there, with
@@ -194,11 +197,11 @@ func (p *publisher) prepare() error {
 			return fmt.Errorf("%s is no symlink and cannot be moved aside: %w", cur, err)
 		}
 	}
-	if err := p.prune(p.keep - 1); err != nil {
+	if err := p.prune(p.keep-1, true); err != nil {
 		return err
 	}
 	if need, free, short := p.short(); short {
-		if err := p.prune(0); err != nil {
+		if err := p.prune(0, false); err != nil {
 			return fmt.Errorf("%s: %d bytes free, a generation takes about %d: %w", p.dir, free, need, err)
 		}
 	}
@@ -298,8 +301,9 @@ func (p *publisher) swapCurrent(name string) error {
 }
 
 // prune removes the oldest generations until at most limit are on disk,
-// never the current one or the one before it (the previous).
-func (p *publisher) prune(limit int) error {
+// never the current one, nor the one before it (the previous) when
+// keepPrevious.
+func (p *publisher) prune(limit int, keepPrevious bool) error {
 	gens, err := p.generations()
 	if err != nil {
 		return err
@@ -316,7 +320,7 @@ func (p *publisher) prune(limit int) error {
 		if left <= limit {
 			break
 		}
-		if g == cur || g == prev {
+		if g == cur || (keepPrevious && g == prev) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(p.dir, genName(g))); err != nil {
