@@ -3,8 +3,8 @@ package dfsssp
 import "github.com/nuesm/nuesm/routing"
 
 // Config is DFSSSP's configuration,
-// "dfsssp:vlcount=exact:vlbalance=off:switchsources=on". The zero value is
-// OpenSM's behaviour.
+// "dfsssp:vlcount=exact:vlbalance=off:switchsources=on:layering=firstfit".
+// The zero value is OpenSM's behaviour.
 type Config struct {
 	// ExactVLCount keeps layering up to 15 layers to report the number of
 	// VLs needed (vlcount=exact); by default the layering stops where
@@ -20,6 +20,11 @@ type Config struct {
 	// own traffic shares its terminals' paths and SLs, and a switch
 	// without terminals sends on layer 0.
 	SwitchSources bool
+	// FirstFit replaces OpenSM's cycle breaking by first-fit layering
+	// (layering=firstfit, firstfit.go): each path goes to the lowest layer
+	// whose CDG stays acyclic with it. By default (layering=osm) the
+	// layering is OpenSM's.
+	FirstFit bool
 }
 
 // Validate accepts every Config: each setting is a choice of two.
@@ -29,6 +34,7 @@ var params = []routing.Param{
 	{Name: "vlcount", Values: []string{"bound", "exact"}, Doc: "stop layering at the VL limit (OpenSM), or count the VLs needed up to 15"},
 	{Name: "vlbalance", Values: []string{"on", "off"}, Doc: "spread paths over the unused VLs (OpenSM), or use only the VLs needed"},
 	{Name: "switchsources", Values: []string{"off", "on"}, Doc: "whether paths from switches without terminals join the CDG"},
+	{Name: "layering", Values: []string{"osm", "firstfit"}, Doc: "break CDG cycles as OpenSM does, or put each path in the lowest layer that stays acyclic"},
 }
 
 // ParseConfig reads name=value parameters into c; unknown names and
@@ -45,6 +51,7 @@ func ParseConfig(c Config, kv map[string]string) (Config, error) {
 	set("vlcount", &c.ExactVLCount, "exact")
 	set("vlbalance", &c.NoVLBalance, "off")
 	set("switchsources", &c.SwitchSources, "on")
+	set("layering", &c.FirstFit, "firstfit")
 	return c, c.Validate()
 }
 

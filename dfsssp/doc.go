@@ -83,6 +83,11 @@
 // (weight 1, their LID) to the CDGs, so that traffic from every switch LID
 // is deadlock-free too; on fat trees that costs a second VL.
 //
+// The parameter layering=firstfit replaces the cycle breaking: each path,
+// in layer 0's listing order, goes to the lowest layer whose CDG stays
+// acyclic with its dependencies (firstfit.go). It needs fewer layers on
+// tori but is not OpenSM's; the default stays OpenSM's heuristic.
+//
 // After layering, spare VLs go one at a time to the layer with the most
 // pairs per VL, as in OpenSM; OpenSM then draws a VL of the layer's range
 // at random per queue pair (get_dfsssp_sl), while here a path's VL is a

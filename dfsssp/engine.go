@@ -93,7 +93,7 @@ func RouteDFSSSP(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lf
 
 // RouteStats computes SSSP paths and assigns them to virtual layers with
 // acyclic CDGs (Domke et al. 2011; see the package comment for the
-// heuristic, which is OpenSM's). It returns a *routing.VLError (Engine
+// heuristic, which is OpenSM's unless Config.FirstFit). It returns a *routing.VLError (Engine
 // "dfsssp") with the statistics when more than opt.MaxVLs layers are
 // needed, and never a routing with a CDG cycle. Cost: the SSSP part, plus
 // 17 bytes per (switch, destination LID) path of state (22 MB for the
@@ -135,7 +135,11 @@ func (e DFSSSP) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Opt
 			st.Paths++
 		}
 	}
-	needed, err := b.layering(ctx, limit, st)
+	layering := b.layering
+	if e.Config.FirstFit {
+		layering = b.layeringFirstFit
+	}
+	needed, err := layering(ctx, limit, st)
 	if err != nil {
 		return nil, nil, err
 	}

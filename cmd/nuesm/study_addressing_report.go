@@ -75,6 +75,16 @@ func runAddressingReport(ctx context.Context, w io.Writer, radixes, kinds string
 	fmt.Fprintln(w, "## Rules per access switch (seed 002 Eq. 1, Figs. 4 and 6)")
 	fmt.Fprintln(w)
 	addressing.WriteRules(w, shapes)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "## Dragonfly compaction, three readings (seed 002 §III-B, Fig. 6)")
+	fmt.Fprintln(w)
+	if err := addressing.WriteDFCompaction(w, shapes); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "## The ~300,000-host networks of 72-port switches (seed 002 §VI-A)")
+	fmt.Fprintln(w)
+	addressing.WriteRules(w, addressing.Exascale())
 	// The ~300k-host configurations of seed 002 §VI-A.
 	plans = append(plans,
 		addressing.NamedPlan{Name: "4D FB 15×15×15×6, 15 hosts/switch (seed 002 §VI-A)", Plan: addressing.PlanLIDs(15*15*6, 15+15*15, 0)},

@@ -20,7 +20,7 @@ func init() { registerStudy(newPlacementCmd) }
 // placementFlags are the flags of nuesm study placement.
 type placementFlags struct {
 	dims, method, roles, topoOut string
-	t, w, hosts                  int
+	t, w, hosts, failAll         int
 	fail                         []string
 	brief, header                bool
 }
@@ -31,13 +31,15 @@ func newPlacementCmd() *cobra.Command {
 		Use:   "placement --dims 8x8 [--method rqp] [--t 1 | --w W] [--fail X,Y …] [--roles FILE]",
 		Short: "Place I/O nodes in a torus with Lee-distance codes (seed 003): loads, histogram, failover, roles file",
 		Long: `Place I/O nodes in a torus (seed 003): perfect distance-t (p divides every
-radix), relaxed quasi-perfect (rqp), quasi-perfect (qp, greedy packing), or
-the base edge plane; with --w, exactly W I/O nodes (base: on the edge plane;
+radix), relaxed quasi-perfect (rqp), quasi-perfect (qp: the cited scheme of k I/O
+nodes in a k×k torus, X·Hᵀ ≡ 0 mod k; qp-cut: rqp's cut code thinned to
+disjoint spheres; qp-greedy: a greedy packing), or the base edge plane; with --w, exactly W I/O nodes (base: on the edge plane;
 otherwise by the §3.2 deletion/addition procedure). Every compute node is
 assigned to a nearest I/O node; the report lists loads, the distance
 histogram and, in 2D, a map. --fail fails I/O nodes (coordinates) in order
-and reports the failover. --roles writes the roles file (format: go doc
-github.com/nuesm/nuesm/placement); --topo writes the torus as an
+and reports the failover; --fail-all K fails every combination of K I/O
+nodes at once and prints the averages and worst cases. --roles writes the roles file (format: go doc
+github.com/nuesm/nuesm/studies/placement); --topo writes the torus as an
 ibnetdiscover dump whose CA descriptions carry the roles.`,
 		Example: `  nuesm study placement --dims 8x8 --method rqp --t 1
   nuesm study placement --dims 10x10 --w 16
@@ -48,10 +50,11 @@ ibnetdiscover dump whose CA descriptions carry the roles.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&pf.dims, "dims", "", "torus sizes, e.g. 8x8 or 4x4x4 (required)")
-	fl.StringVar(&pf.method, "method", "rqp", "perfect, rqp, qp or base")
+	fl.StringVar(&pf.method, "method", "rqp", "perfect, rqp, qp, qp-cut, qp-greedy or base")
 	fl.IntVar(&pf.t, "t", 1, "design distance t (perfect, rqp, qp)")
 	fl.IntVar(&pf.w, "w", 0, "number of I/O nodes: base plane size, or the §3.2 deletion/addition for the other methods (0: the method's own)")
 	fl.StringArrayVar(&pf.fail, "fail", nil, "fail the I/O node at these coordinates (x,y,…), repeatable, applied in order")
+	fl.IntVar(&pf.failAll, "fail-all", 0, "fail every combination of this many I/O nodes at once and print one table row of averages and worst cases")
 	fl.StringVar(&pf.roles, "roles", "", "write the roles file here (\"-\" for stdout)")
 	fl.StringVar(&pf.topoOut, "topo", "", "write the torus (ibnetdiscover dump) with roles in the CA descriptions here")
 	fl.IntVar(&pf.hosts, "hosts", 1, "hosts per switch in the --topo dump")
@@ -83,6 +86,9 @@ func runPlacement(cmd *cobra.Command, pf placementFlags) error {
 		return err
 	}
 	w := cmd.OutOrStdout()
+	if pf.failAll > 0 {
+		return placementFailAll(w, a, pf)
+	}
 	report := func(a *placement.Assignment) error {
 		if pf.brief {
 			return nil
@@ -150,6 +156,23 @@ func runPlacement(cmd *cobra.Command, pf placementFlags) error {
 		}
 	}
 	return nil
+}
+
+// placementFailAll prints the --fail-all row.
+func placementFailAll(w io.Writer, a *placement.Assignment, pf placementFlags) error {
+	if len(pf.fail) > 0 || pf.roles != "" || pf.topoOut != "" {
+		return fmt.Errorf("placement: --fail-all prints a summary; it does not combine with --fail, --roles or --topo")
+	}
+	s, err := placement.FailSweep(a, pf.failAll)
+	if err != nil {
+		return err
+	}
+	if pf.header {
+		if _, err := io.WriteString(w, placement.FailSweepHeader); err != nil {
+			return err
+		}
+	}
+	return placement.WriteFailSweep(w, a, s)
 }
 
 // parseNode reads "4,3" or "(4,3)" as torus coordinates.

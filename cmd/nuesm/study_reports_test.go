@@ -18,12 +18,18 @@ func TestSeedReports(t *testing.T) {
 			[]string{"14 packets over 2 rounds", "18 lost every table route", "16 packets over 2 rounds"}},
 		{[]string{"study", "rsi-fdfr", "--layer1", "full-3", "--supernodes", "3", "--sweep", "links"},
 			[]string{"| link \"rsi sn0 n0\"[4] -> \"rsi sn1 n0\"[4] | 14 | 2 | 8 |"}},
+		{[]string{"study", "rsi-fdfr", "--layer1", "HR", "--supernodes", "2", "--sweep", "nodes", "--summary", "--rule", "literal,healed"},
+			[]string{"| HR 2 SN × 1 link | 32 nodes | literal | 0 (0) | 32 of 32 | 180 (5–15) | 640 (165) | 160 (16) |", "| HR 2 SN × 1 link | 32 nodes | healed | 0 (0) | 0 of 32 | 0 (–) |"}},
+		{[]string{"study", "placement", "--dims", "8x8", "--method", "qp", "--fail-all", "2", "--header"},
+			[]string{"| 8x8 | qp | 8 | 2 | 28 | 14.00 | 3.29 (4) | 1.724 (1.750) | 11.07 (12) |"}},
 		{[]string{"study", "vc-audit", "dragonfly", "--param", "p=2", "--param", "a=4", "--param", "h=2", "--misroute", "source-global", "--policy", "one-vc,df-2vc"},
 			[]string{"| one-vc | source-global | 1 | 1 | 4 |", "CYCLE of", "| df-2vc | source-global | 2 | 2 | 4 | 360 | 792 | acyclic: deadlock-free |", "VC0 G"}},
 		{[]string{"study", "vc-audit", "fbfly", "--param", "dims=4x4", "--policy", "hops:1;hops:2"},
 			[]string{"| hops:2 | none | 2 | 2 | 2 | 192 | 288 | acyclic: deadlock-free |", "| hops:1 | none | 1 | 2 | 2 |"}},
 		{[]string{"study", "addressing-report", "--radix", "8", "--measure", "dragonfly:p=2,a=4,h=2"},
-			[]string{"| dragonfly | 8 | 72 | 36 | 2 | 4 | 9 | 72 | 37 | 13 | 10–13 (bounds 10–13) | 7 | yes |", "| clos3 | 8 | 128 | 80 | 4 | 4 | 8 | 128 | 35 | 14 | 8 | 8 | yes |", "324 (100.0 %)"}},
+			[]string{"| dragonfly | 8 | 72 | 36 | 2 | 4 | 9 | 72 | 37 | 13 | 11 (bound 10) | 7 | yes |",
+				"| 8 | 9 | 36 | 7 | 10 | 13 | 13 / 10 / 11.7 | 13 / 10 / 11.7 | 11 / 10 / 10.7 | 12 of 36 |",
+				"| clos4 | 72 | 303264 | 29484 | 36 | 36 | 234 | 303264 | 8459 | 304 | 72 | 72 | yes |", "| clos3 | 8 | 128 | 80 | 4 | 4 | 8 | 128 | 35 | 14 | 8 | 8 | yes |", "324 (100.0 %)"}},
 	}
 	for _, c := range cases {
 		out, _, err := run(t, c.args...)

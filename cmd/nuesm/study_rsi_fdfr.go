@@ -17,7 +17,7 @@ func newRSIFDFRCmd() *cobra.Command {
 	var rf rsiFlags
 	var fails []string
 	var rule, sweep string
-	var noRecovery, all bool
+	var noRecovery, all, summary bool
 	c := &cobra.Command{
 		Use:   "rsi-fdfr",
 		Short: "Spread of an RSI node or link failure through the two-level tables, and its recovery (seed 000 §V)",
@@ -28,14 +28,21 @@ hear of the failure, which pairs lose every route, and how recovery spreads.
 
 A failure is node:N or link:N:PORT, where N is a switch index or sS/nI
 (node I of super node S) and PORT the node's port. --sweep nodes|links
-fails each node (or each cable) alone and prints one row per failure.
+fails each node (or each cable) alone and prints one row per failure;
+with --summary one row per network and FR rule instead: how many of the
+failures leave entries invalid or pairs without a route once the element
+is back (several networks and --rule literal,healed allowed then).
 FR rules: literal (Algorithm 3 as printed) or healed (forward once the
 node's tables are whole again, the text's reading).`,
 		Example: `  nuesm study rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n0
   nuesm study rsi-fdfr --layer1 BR --supernodes 3 --fail link:s0/n0:10 --rule healed
-  nuesm study rsi-fdfr --layer1 BR --supernodes 8 --sweep nodes`,
+  nuesm study rsi-fdfr --layer1 BR --supernodes 8 --sweep nodes
+  nuesm study rsi-fdfr --layer1 DF,HR,SR,BR --supernodes 8 --sweep nodes --summary --rule literal,healed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if summary {
+				return runRSIFDFRSummary(cmd.OutOrStdout(), rf, sweep, rule, noRecovery || len(fails) > 0)
+			}
 			r, err := parseFRRule(rule)
 			if err != nil {
 				return err
@@ -48,7 +55,8 @@ node's tables are whole again, the text's reading).`,
 	fl := c.Flags()
 	fl.StringArrayVar(&fails, "fail", nil, "failed element, node:N or link:N:PORT (N = index or sS/nI); repeatable")
 	fl.StringVar(&sweep, "sweep", "", "fail every node (nodes) or every cable (links) alone, one row each")
-	fl.StringVar(&rule, "rule", "literal", "FR forwarding rule: literal or healed")
+	fl.StringVar(&rule, "rule", "literal", "FR forwarding rule: literal or healed (with --summary a comma-separated list)")
+	fl.BoolVar(&summary, "summary", false, "with --sweep: one row per network and rule, what stays broken after FR")
 	fl.BoolVar(&noRecovery, "no-recovery", false, "stop after FD propagation")
 	fl.BoolVar(&all, "all", false, "list every node, not only those the failure touched")
 	return c
@@ -103,24 +111,60 @@ func runRSIFDFR(w io.Writer, rf rsiFlags, fails []string, sweep string, opt rsi.
 	return nil
 }
 
-// fdfrSweep fails each node (or each cable) alone and prints one row each.
-func fdfrSweep(w io.Writer, tb *rsi.Tables, what string, opt rsi.Options) error {
-	g := tb.G
-	var fs []rsi.Failure
-	switch what {
-	case "nodes":
-		for x := int32(0); int(x) < g.NumSwitches(); x++ {
-			fs = append(fs, rsi.Failure{Kind: rsi.FailNode, Node: x})
+// runRSIFDFRSummary prints one --summary row per network and FR rule.
+func runRSIFDFRSummary(w io.Writer, rf rsiFlags, sweep, rules string, badFlags bool) error {
+	if sweep != "nodes" && sweep != "links" {
+		return fmt.Errorf("--summary needs --sweep nodes or --sweep links")
+	}
+	if badFlags {
+		return fmt.Errorf("--summary sweeps single failures with recovery; it does not combine with --fail or --no-recovery")
+	}
+	var rs []rsi.FRRule
+	for _, s := range strings.Split(rules, ",") {
+		r, err := parseFRRule(strings.TrimSpace(s))
+		if err != nil {
+			return err
 		}
-	case "links":
-		for c := int32(0); int(c) < g.NumChannels(); c++ {
-			if c < g.Rev[c] {
-				fs = append(fs, rsi.Failure{Kind: rsi.FailLink, Channel: c})
+		rs = append(rs, r)
+	}
+	cfgs, err := rf.configs()
+	if err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, rsi.SweepHeader); err != nil {
+		return err
+	}
+	for _, cfg := range cfgs {
+		n, err := buildRSI(cfg)
+		if err != nil {
+			return err
+		}
+		fs, what := rsi.NodeFailures(n.tb), "nodes"
+		if sweep == "links" {
+			fs, what = rsi.LinkFailures(n.tb), "cables"
+		}
+		for _, r := range rs {
+			s, err := rsi.Sweep(n.tb, fs, rsi.Options{Rule: r})
+			if err != nil {
+				return err
+			}
+			if err := rsi.WriteSweepRow(w, n.name, what, n.tb, s); err != nil {
+				return err
 			}
 		}
 	}
-	fmt.Fprintln(w, "| failure | FD packets | FD rounds | nodes informed | ports invalid | entries emptied | pairs lost after FD | of which silent | FR packets | FR rounds | invalid after FR |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	return nil
+}
+
+// fdfrSweep fails each node (or each cable) alone and prints one row each.
+func fdfrSweep(w io.Writer, tb *rsi.Tables, what string, opt rsi.Options) error {
+	g := tb.G
+	fs := rsi.NodeFailures(tb)
+	if what == "links" {
+		fs = rsi.LinkFailures(tb)
+	}
+	fmt.Fprintln(w, "| failure | FD packets | FD rounds | nodes informed | ports invalid | entries emptied | pairs lost after FD | of which silent | FR packets | FR rounds | invalid after FR | pairs lost after FR | of which silent |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, f := range fs {
 		o, err := rsi.Simulate(tb, []rsi.Failure{f}, opt)
 		if err != nil {
@@ -134,8 +178,8 @@ func fdfrSweep(w io.Writer, tb *rsi.Tables, what string, opt rsi.Options) error 
 			ports += n.T1Ports + n.T2Ports
 			emptied += n.T1Emptied + n.T2Emptied
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", f.Describe(g), o.FDPackets, o.FDRounds,
-			informed, ports, emptied, o.After.Lost, o.After.LostSilent, o.FRPackets, o.FRRounds, o.Invalid)
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", f.Describe(g), o.FDPackets, o.FDRounds,
+			informed, ports, emptied, o.After.Lost, o.After.LostSilent, o.FRPackets, o.FRRounds, o.Invalid, o.Recovered.Lost, o.Recovered.LostSilent)
 	}
 	return nil
 }

@@ -142,6 +142,8 @@ func fabricCases() []*fabricCase {
 		{name: "clos2-12", family: "clos2", shape: tree, build: func() (*fabric.Fabric, error) { return gen(topo.Clos2(12)) }},
 		{name: "clos3-4", family: "clos3", short: true, shape: tree, build: func() (*fabric.Fabric, error) { return gen(topo.Clos3(4)) }},
 		{name: "clos3-6", family: "clos3", shape: tree, build: func() (*fabric.Fabric, error) { return gen(topo.Clos3(6)) }},
+		{name: "clos4-4-3", family: "clos4", short: true, shape: tree, build: func() (*fabric.Fabric, error) { return gen(topo.Clos4(4, 3)) }},
+		{name: "clos4-6-4", family: "clos4", shape: tree, build: func() (*fabric.Fabric, error) { return gen(topo.Clos4(6, 4)) }},
 		// Direct low-diameter networks.
 		{name: "kautz2-3", family: "kautz", short: true, build: func() (*fabric.Fabric, error) { return gen(topo.Kautz(2, 3, 2)) }},
 		{name: "kautz3-3", family: "kautz", build: func() (*fabric.Fabric, error) { return gen(topo.Kautz(3, 3, 2)) }},

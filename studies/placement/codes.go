@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Sentinel errors callers branch on.
@@ -13,6 +14,9 @@ var (
 	ErrNoCode = errors.New("placement: no perfect Lee code known")
 	// ErrNoPerfect: a perfect placement needs p to divide every radix.
 	ErrNoPerfect = errors.New("placement: no perfect placement")
+	// ErrNoQP: the quasi-perfect scheme of the cited work (k I/O nodes in
+	// a k×k torus) does not apply or finds no code.
+	ErrNoQP = errors.New("placement: no quasi-perfect k-resource placement")
 	// ErrBadParam: an out-of-range t, W or method.
 	ErrBadParam = errors.New("placement: bad parameter")
 )
@@ -20,7 +24,7 @@ var (
 // Placement is a set of I/O nodes in a torus.
 type Placement struct {
 	Torus  *Torus
-	Method string // perfect, rqp, qp, base, or rqp-delete / perfect-add … (WithCount)
+	Method string // one of Methods, or rqp-delete / perfect-add … (WithCount)
 	T      int    // design distance t (0 for base)
 	IO     []int  // I/O node indices, increasing
 }
@@ -138,31 +142,6 @@ func RQP(t *Torus, dist int) (*Placement, error) {
 	return &Placement{Torus: t, Method: "rqp", T: dist, IO: codewordsIn(t, h, p)}, nil
 }
 
-// QP returns a quasi-perfect distance-t placement (Def. 2): the radius-t
-// spheres of the I/O nodes are disjoint (I/O nodes at least 2t+1 apart).
-// The seed gives no construction (it cites [3]); this is the greedy
-// packing that scans the nodes in index order. Whether every node is
-// within t+1 shows in Stats. O(N·|IO|·n).
-func QP(t *Torus, dist int) (*Placement, error) {
-	if dist < 1 || dist > maxT {
-		return nil, fmt.Errorf("%w: t = %d, expected 1..%d", ErrBadParam, dist, maxT)
-	}
-	var io []int
-	for i := 0; i < t.N(); i++ {
-		ok := true
-		for _, j := range io {
-			if t.Dist(i, j) < 2*dist+1 {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			io = append(io, i)
-		}
-	}
-	return &Placement{Torus: t, Method: "qp", T: dist, IO: io}, nil
-}
-
 // Base returns the conventional edge-plane placement (§2.1.3, Fig. 1): W
 // I/O nodes on the plane x_{n−1} = 0 (the first nodes in index order),
 // spread evenly along it when W is smaller than the plane; further planes
@@ -187,8 +166,11 @@ func Base(t *Torus, w int) (*Placement, error) {
 	return &Placement{Torus: t, Method: "base", IO: io}, nil
 }
 
-// Build dispatches by method name: perfect, rqp, qp (with t) or base
-// (with w).
+// Methods lists the names Build accepts.
+var Methods = []string{"perfect", "rqp", "qp", "qp-cut", "qp-greedy", "base"}
+
+// Build dispatches by method name: perfect, rqp, qp, qp-cut, qp-greedy
+// (with t) or base (with w).
 func Build(t *Torus, method string, dist, w int) (*Placement, error) {
 	switch method {
 	case "perfect":
@@ -197,10 +179,14 @@ func Build(t *Torus, method string, dist, w int) (*Placement, error) {
 		return RQP(t, dist)
 	case "qp":
 		return QP(t, dist)
+	case "qp-cut":
+		return QPCut(t, dist)
+	case "qp-greedy":
+		return QPGreedy(t, dist)
 	case "base":
 		return Base(t, w)
 	}
-	return nil, fmt.Errorf("%w: method %q, expected perfect, rqp, qp or base", ErrBadParam, method)
+	return nil, fmt.Errorf("%w: method %q, expected %s", ErrBadParam, method, strings.Join(Methods, ", "))
 }
 
 // Stats summarises a placement's geometry.

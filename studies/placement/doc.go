@@ -12,9 +12,11 @@
 //     and H = (1) in 1D, applied to the address (x_{n−1}, …, x_0);
 //   - RQP, relaxed quasi-perfect (§3.1.2–3.1.5), including the k mod p = 1
 //     case (halve, place, replicate twice);
-//   - QP, quasi-perfect (Def. 2): disjoint radius-t spheres, built by a
-//     lexicographic greedy packing (the seed cites [3] but gives no
-//     construction);
+//   - QP, quasi-perfect (Def. 2: disjoint radius-t spheres, every node
+//     within t+1): the cited k-resources-in-a-k×k-torus scheme, X·Hᵀ ≡ 0
+//     (mod k) (Fig. 3's 8 I/O nodes in Q_8^2); QPCut, RQP's cut code thinned
+//     to disjoint spheres; QPGreedy, a lexicographic greedy packing (the
+//     seed cites [3] but gives no construction, so all three are offered);
 //   - WithCount, a placement of exactly W I/O nodes by deletion or
 //     addition (§3.2);
 //   - Base, the edge-plane placement (§2.1.3);

@@ -3,6 +3,7 @@ package placement
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -181,5 +182,37 @@ func TestDescribeCAs(t *testing.T) {
 	small, _ := topo.Torus([]int{4, 4}, 1, false)
 	if err := DescribeCAs(small.Fabric, a); !errors.Is(err, ErrBadParam) {
 		t.Errorf("4x4 fabric for a 5x5 placement: %v", err)
+	}
+}
+
+// TestFailSweep pins the averages over every combination of failed I/O
+// nodes on RQP Q_4^3 (§5.2.5) and checks the sums against a direct count.
+func TestFailSweep(t *testing.T) {
+	p, err := RQP(torus(t, "4x4x4"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Assign(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every compute node moves in the C(8, k−1) combinations that fail its
+	// own I/O node: 55 compute nodes · C(8, k−1) moves in all.
+	for _, tc := range []struct {
+		k, combos, distWorst, loadWorst int
+		moved                           float64
+	}{
+		{1, 9, 3, 9, 55.0 / 9}, {2, 36, 3, 11, 440.0 / 36}, {4, 126, 4, 17, 3080.0 / 126},
+	} {
+		s, err := FailSweep(a, tc.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Combinations != tc.combos || s.MaxDistWorst != tc.distWorst || s.MaxLoadWorst != tc.loadWorst || math.Abs(s.Moved-tc.moved) > 1e-9 {
+			t.Errorf("k = %d: %+v, want %d combinations, worst distance %d, worst load %d, %.3f moved", tc.k, s, tc.combos, tc.distWorst, tc.loadWorst, tc.moved)
+		}
+	}
+	if _, err := FailSweep(a, 9); !errors.Is(err, ErrBadParam) {
+		t.Errorf("failing all 9: %v, want ErrBadParam", err)
 	}
 }

@@ -288,14 +288,61 @@ func TestRQP3DAndMixed(t *testing.T) {
 	}
 }
 
-func TestQPDisjointSpheres(t *testing.T) {
-	for _, dims := range []string{"8x8", "4x4x4", "8x4"} {
-		p, err := QP(torus(t, dims), 1)
+// TestQP pins the cited scheme on Q_8^2 (Fig. 3: 8 I/O nodes): the
+// codewords of y + 3x ≡ 0 (mod 8), 4 apart, every node within 2.
+func TestQP(t *testing.T) {
+	p, err := QP(torus(t, "8x8"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]int
+	c := make([]int, 2)
+	for _, v := range p.IO {
+		p.Torus.Coord(v, c)
+		got = append(got, [2]int{c[0], c[1]})
+	}
+	want := [][2]int{{0, 0}, {5, 1}, {2, 2}, {7, 3}, {4, 4}, {1, 5}, {6, 6}, {3, 7}}
+	if !slices.Equal(got, want) {
+		t.Errorf("QP Q_8^2 I/O nodes %v, want %v", got, want)
+	}
+	if st := p.Stats(); st.IO != 8 || st.MinIODistance != 4 || st.CoverRadius != 2 || !slices.Equal(st.Nearest, []int{0, 32, 24}) {
+		t.Errorf("QP Q_8^2: %+v, want 8 I/O nodes 4 apart, 32 compute nodes at 1 and 24 at 2", st)
+	}
+	// Q_6^2: h = 3 puts (0,0) and (2,0) 2 apart, so h = 2 (the cited
+	// work's generator for 6×6) is taken.
+	if p, err := QP(torus(t, "6x6"), 1); err != nil || p.Stats().IO != 6 || !p.quasiPerfect(1) {
+		t.Errorf("QP Q_6^2: %v, %v", p, err)
+	}
+	for _, dims := range []string{"8x4", "4x4x4", "12x12"} {
+		if _, err := QP(torus(t, dims), 1); !errors.Is(err, ErrNoQP) {
+			t.Errorf("QP %s: err %v, want ErrNoQP", dims, err)
+		}
+	}
+}
+
+// TestQPReadings pins the other two readings on the simulated tori: both
+// keep the spheres disjoint; the cut code of Q_4^3 leaves nodes 3 away.
+func TestQPReadings(t *testing.T) {
+	for _, tc := range []struct {
+		dims       string
+		cut, cover int // qp-cut I/O nodes and cover radius
+		greedy     int // qp-greedy I/O nodes (cover 2)
+	}{
+		{"8x8", 10, 2, 10}, {"8x4", 5, 2, 5}, {"4x4x4", 6, 3, 8},
+	} {
+		cut, err := QPCut(torus(t, tc.dims), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st := p.Stats(); st.MinIODistance < 3 || st.CoverRadius > 2 {
-			t.Errorf("QP %s: %+v, want I/O nodes >= 3 apart, cover <= 2", dims, st)
+		if st := cut.Stats(); st.IO != tc.cut || st.MinIODistance < 3 || st.CoverRadius != tc.cover {
+			t.Errorf("qp-cut %s: %+v, want %d I/O nodes >= 3 apart, cover %d", tc.dims, st, tc.cut, tc.cover)
+		}
+		gr, err := QPGreedy(torus(t, tc.dims), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := gr.Stats(); st.IO != tc.greedy || st.MinIODistance < 3 || st.CoverRadius != 2 {
+			t.Errorf("qp-greedy %s: %+v, want %d I/O nodes >= 3 apart, cover 2", tc.dims, st, tc.greedy)
 		}
 	}
 }

@@ -30,14 +30,14 @@ say "flat count is taken from a real MinHop LFT of the fabric (distinct destinat
 say "an InfiniBand LFT of the same fabric routes 96 LIDs per switch, because router and"
 say "processor each own a LID. Both BF-1 (1 link per pair) and BF-2 (16 links) give 47 vs"
 say "15 + 2 = 17 at every node."
-cmd tables-report --layer1 BR --supernodes 3 --links 1,16
+cmd study tables-report --layer1 BR --supernodes 3 --links 1,16
 say ""
 say "The four evaluated networks (8 super nodes, one link per pair). Paper (§VI): average"
 say "hops DF 2.5, HR 4.6, SR 4.0, BR 3.7, HR at most 9. Two-level routing gives DF 2.436,"
 say "HR 4.661 (max 9), SR 3.923, BR 3.717: within 0.08 of every figure. (SR uses the"
 say "18-node MMS graph; Table II's \"16\" is a typo, SEEDS.md §000.) Per node the tables"
 say "shrink to 17–24 % of a flat table."
-cmd tables-report --layer1 DF,HR,SR,BR --supernodes 8
+cmd study tables-report --layer1 DF,HR,SR,BR --supernodes 8
 say ""
 say "## 2. VC audit (§IV-B, Fig. 5)"
 say ""
@@ -72,9 +72,9 @@ say "  paper's claim of 2 VCs holds for neither 2-VC reading we tested (rsi-pape
 say "- Algorithm 1 excludes only the minimal port, so a misroute may go straight back where"
 say "  the packet came from (U-turn). \`--no-uturn\` forbids that; 2-cycles remain, because a"
 say "  misroute to a farther neighbour is followed by the minimal hop back."
-cmd vc-audit rsi --param layer1=BR --param supernodes=3 --misroute none,lar-own,lar-toward --policy "one-vc,rsi-paper,phase,global-hops,hops:2,hops:3,hops:6,hops:7"
-cmd vc-audit rsi --param layer1=BR --param supernodes=3 --no-uturn --misroute lar-own,lar-toward --policy "rsi-paper,phase,hops:6,hops:7"
-cmd vc-audit rsi --param layer1=BR --param supernodes=8 --no-uturn --misroute none,lar-own,lar-toward --policy "one-vc,rsi-paper,phase,global-hops,hops:3,hops:4,hops:5,hops:7,hops:10"
+cmd study vc-audit rsi --param layer1=BR --param supernodes=3 --misroute none,lar-own,lar-toward --policy "one-vc,rsi-paper,phase,global-hops,hops:2,hops:3,hops:6,hops:7"
+cmd study vc-audit rsi --param layer1=BR --param supernodes=3 --no-uturn --misroute lar-own,lar-toward --policy "rsi-paper,phase,hops:6,hops:7"
+cmd study vc-audit rsi --param layer1=BR --param supernodes=8 --no-uturn --misroute none,lar-own,lar-toward --policy "one-vc,rsi-paper,phase,global-hops,hops:3,hops:4,hops:5,hops:7,hops:10"
 say ""
 say "## 3. Fault discovery and recovery (§V, Algorithms 2 and 3)"
 say ""
@@ -85,24 +85,47 @@ say "lies in the region, so T2 entries of other super nodes fall only when a who
 say "node is lost (the paper's Fig. 6 discussion). Pairs \"lost\" are physically connected"
 say "but have no valid table path: with one link per super-node pair, the two-level tables"
 say "never detour through a third super node, so losing a gateway cuts its super node off"
-say "from one partner. FR: \`literal\` is Algorithm 3 as printed, \`healed\` forwards once a"
-say "node's tables are whole again; both restore every table."
+say "from one partner. FR: \`literal\` is Algorithm 3 as printed (forward FR when an entry"
+say "regains the port as its only valid one and no entry of the node stays invalid),"
+say "\`healed\` forwards once a node's tables are whole again."
+say ""
+say "Every single-node and every single-cable failure of the four 8-super-node networks,"
+say "under both rules: what stays broken once the element is back. The healed rule restores"
+say "every table everywhere. The literal rule does on DF, SR and BR, but **not on HR**: every"
+say "one of the 128 node failures leaves 5–15 entries invalid and up to 181 pairs without a"
+say "route (up to 64 of them silently: the source still sends and the packet is dropped"
+say "where an entry has no valid port), and each of the 28 global cables, failed alone, leaves 10"
+say "entries invalid. The reason is the hypercube's multiple minimal ports: a node two hops from the"
+say "recovered node holds two minimal ports toward it; the first FR re-validates one (the"
+say "entry's only valid port, but another port of the node is still invalid), the second"
+say "makes the node whole, but the port is no longer the entry's only one, so the two"
+say "conditions of Algorithm 3 (lines 13–14 and 17–22) never hold together there and FR"
+say "stops; the nodes 3–4 hops away, and the T2 entries of the partner super node behind"
+say "them, keep the ports they invalidated. On DF, SR and BR every node of a super node is"
+say "within two hops of every other, so each hears FR from the recovered node's neighbours"
+say "directly."
+cmd study rsi-fdfr --layer1 DF,HR,SR,BR --supernodes 8 --sweep nodes --summary --rule literal,healed
+cmd study rsi-fdfr --layer1 DF,HR,SR,BR --supernodes 8 --sweep links --summary --rule literal,healed
+say ""
+say "One HR node failure under the literal rule, the nodes FR never reaches listed with the"
+say "entries they keep invalid (last column):"
+cmd study rsi-fdfr --layer1 HR --supernodes 8 --fail node:s0/n0
 say ""
 say "A gateway node of BR-8 (s0/n0 carries the cable to super node 1):"
-cmd rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n0
+cmd study rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n0
 say ""
 say "A node without a global cable (s0/n10): FD stays inside its super node, no pair is lost:"
-cmd rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n10
+cmd study rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n10
 say ""
 say "The same node on BF-2 (16 links per pair, 3 super nodes: every node is a gateway). Only"
 say "the two nodes whose own cable led to the failed node (s1/n0, s2/n0) lose their routes"
 say "into super node 0 (2 × 15 = 30 pairs): a T2 entry holds minimal ports only, and their"
 say "only minimal port toward super node 0 was that cable; the tables hold no detour."
-cmd rsi-fdfr --layer1 BR --supernodes 3 --links 16 --fail node:s0/n0 --rule healed
+cmd study rsi-fdfr --layer1 BR --supernodes 3 --links 16 --fail node:s0/n0 --rule healed
 say ""
 say "Every node of BR-3 (BF-1) failed alone, and every cable:"
-cmd rsi-fdfr --layer1 BR --supernodes 3 --sweep nodes
-cmd rsi-fdfr --layer1 BR --supernodes 3 --sweep links
+cmd study rsi-fdfr --layer1 BR --supernodes 3 --sweep nodes
+cmd study rsi-fdfr --layer1 BR --supernodes 3 --sweep links
 echo "wrote $out"
 bench/seeds/000-rsi/adaptive.sh # the simulator policies: appends its section to RESULTS.md
 bench/seeds/000-rsi/sim.sh --link-only # link SIM.md (minimal-routing simulations, sim.sh) from RESULTS.md

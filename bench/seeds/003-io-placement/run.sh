@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/seeds/003-io-placement/run.sh — the non-simulation reproductions of
 # seed 003 (Azeez 2005, I/O-node placement in tori): perfect, RQP, QP and base
-# placements, placement with W I/O nodes, assignment loads and distance
+# placements (QP in three readings), placement with W I/O nodes, assignment loads and distance
 # histograms, and I/O failover. Writes RESULTS.md next to this script from
 # the commands' actual output. Usage: bench/seeds/003-io-placement/run.sh
 # (a few seconds). The simulations (saturation, router priority, failures)
@@ -31,34 +31,48 @@ say "## 1. Perfect distance-1 placement (§3.1.1, Fig. 4)"
 say ""
 say "Q_5^2 has the 5 codewords of x + 2y ≡ 0 (mod 5); Q_10^2 replicates them (20 = N/p I/O"
 say "nodes), every compute node adjacent to exactly one I/O node, 4 per I/O node."
-cmd placement --dims 5x5 --method perfect --t 1
-cmd placement --dims 10x10 --method perfect --t 1
+cmd study placement --dims 5x5 --method perfect --t 1
+cmd study placement --dims 10x10 --method perfect --t 1
 say ""
 say "## 2. Relaxed quasi-perfect placement (§3.1.2–3.1.5, Fig. 5, 7, 8)"
 say ""
 say "RQP t=1 on Q_8^2: 13 I/O nodes = ⌈64/5⌉ (§3.1.4), every node within 2; on Q_4^3 the cut of"
 say "Q_7^3 leaves 9 I/O nodes (the count §5.2.3 uses); Q_6^2 (6 mod 5 = 1) is Q_3^2 replicated"
 say "twice, so no two I/O nodes are adjacent (min I/O gap 2)."
-cmd placement --dims 8x8 --method rqp --t 1
-cmd placement --dims 6x6 --method rqp --t 1
-cmd placement --dims 4x4x4 --method rqp --t 1
+cmd study placement --dims 8x8 --method rqp --t 1
+cmd study placement --dims 6x6 --method rqp --t 1
+cmd study placement --dims 4x4x4 --method rqp --t 1
 say ""
 say "## 3. RQP vs QP vs base, same tori as the simulations (§5.2.1–5.2.2)"
 say ""
-say "QP keeps the radius-1 spheres disjoint (I/O nodes >= 3 apart; a greedy packing, the seed"
-say "gives no construction), so it places fewer I/O nodes than RQP (10, 5, 8 against 13, 6, 9)"
-say "and serves more compute nodes per I/O node. Base puts as many I/O nodes as RQP on the edge"
-say "plane (x_{n-1} = 0 first): its compute nodes are up to 3–4 hops away instead of 2."
+say "QP (Def. 2): radius-1 spheres disjoint (I/O nodes >= 3 apart), every compute node within"
+say "2. The seed cites its construction instead of giving it, so three readings stand side by"
+say "side. \`qp\` is the cited scheme (k I/O nodes in a k×k torus: X·Hᵀ ≡ 0 mod k with H ="
+say "(1, 3), the modulus §3.1.1 prints): on Q_8^2 it places the 8 I/O nodes of the seed's"
+say "Fig. 3 (\"a quasi-perfect distance-1 placement in Q_8^2 ... 8 I/O nodes\"), 4 apart, each"
+say "serving 6–8 compute nodes. It exists only on k×k tori (none for 8×4 or 4×4×4), which is"
+say "why §5.2.1 compares RQP with QP on 8×8 alone. \`qp-cut\` is RQP's own construction (the"
+say "perfect code of Q_10^2 cut to 8×8) before RQP relaxes Def. 2: dropping the codewords whose"
+say "spheres overlap across the cut leaves 10 (and on Q_4^3 only 6, with nodes 3 hops away)."
+say "\`qp-greedy\` packs disjoint spheres greedily in index order (10, 5, 8). The simulations"
+say "(SIM.md) use \`qp\` on 8×8 and \`qp-greedy\` where \`qp\` does not exist. Base puts as many"
+say "I/O nodes as RQP on the edge plane (x_{n-1} = 0 first): its compute nodes are up to 3–4"
+say "hops away instead of 2."
 say ""
 say "$(nuesm study placement --brief --header --dims 8x8 --method rqp --t 1)"
 row --dims 8x8 --method qp --t 1
+row --dims 8x8 --method qp-cut --t 1
+row --dims 8x8 --method qp-greedy --t 1
 row --dims 8x8 --method base --w 13
 row --dims 8x4 --method rqp --t 1
-row --dims 8x4 --method qp --t 1
+row --dims 8x4 --method qp-cut --t 1
+row --dims 8x4 --method qp-greedy --t 1
 row --dims 8x4 --method base --w 6
 row --dims 4x4x4 --method rqp --t 1
-row --dims 4x4x4 --method qp --t 1
+row --dims 4x4x4 --method qp-cut --t 1
+row --dims 4x4x4 --method qp-greedy --t 1
 row --dims 4x4x4 --method base --w 9
+cmd study placement --dims 8x8 --method qp --t 1
 say ""
 say "## 4. A given number W of I/O nodes (§3.2, Fig. 9, 10, 24)"
 say ""
@@ -74,8 +88,8 @@ row --dims 4x4x4 --w 8
 row --dims 4x4x4 --method base --w 8
 row --dims 4x4x4 --w 7
 row --dims 4x4x4 --method base --w 7
-cmd placement --dims 10x10 --w 16
-cmd placement --dims 10x10 --w 12
+cmd study placement --dims 10x10 --w 16
+cmd study placement --dims 10x10 --w 12
 say ""
 say "## 5. I/O failover (§4.2–4.4, Fig. 14, 15)"
 say ""
@@ -83,10 +97,22 @@ say "RQP distance-1 on Q_8^2. L (4,3) fails: A (4,2) moves to J (6,2), on its X-
 say "has no X-line candidate and takes I (3,1) on its Y-line. Then J (6,2) fails too: A moves on"
 say "to I (3,1), and C (6,3) takes M (7,4) because L, the X-line candidate, is down. The region"
 say "lists the affected nodes and the neighbours they notify (§4.4)."
-cmd placement --dims 8x8 --fail 4,3 --fail 6,2
+cmd study placement --dims 8x8 --fail 4,3 --fail 6,2
 say ""
-say "1–4 failed I/O nodes on RQP Q_4^3 (the configurations of §5.2.5), failing the I/O nodes in"
-say "index order:"
+say "1–4 failed I/O nodes on RQP Q_4^3 (the configurations of §5.2.5). The seed does not say"
+say "which I/O nodes fail, so every combination of k of the 9 fails (at once, each compute node"
+say "of a failed I/O node moving to the nearest healthy one) and the table gives the mean over"
+say "the combinations and, in brackets, the worst one:"
+say ""
+say "$(nuesm study placement --dims 4x4x4 --fail-all 1 --header)"
+for k in 2 3 4; do nuesm study placement --dims 4x4x4 --fail-all $k >>"$out"; done
+say ""
+say "A single failure already leaves some compute node 3 hops from its I/O node in 1 of the 9"
+say "cases (mean of the largest distance 2.11) and raises the busiest I/O node from 7 to 8–9"
+say "compute nodes; with 4 failures the busiest serves 13 on average (up to 17) and the mean"
+say "distance grows from 1.20 to 1.56: the trend of Fig. 27–28, where 4 failures cost"
+say "noticeably more. The simulations (SIM.md) fail the I/O nodes in index order, one"
+say "combination; this table is where that order stands among all of them:"
 say ""
 say "$(nuesm study placement --brief --header --dims 4x4x4)"
 row --dims 4x4x4 --fail 0,0,0
@@ -94,13 +120,9 @@ row --dims 4x4x4 --fail 0,0,0 --fail 1,2,0
 row --dims 4x4x4 --fail 0,0,0 --fail 1,2,0 --fail 2,0,1
 row --dims 4x4x4 --fail 0,0,0 --fail 1,2,0 --fail 2,0,1 --fail 3,2,1
 say ""
-say "Up to two failures every compute node stays within 2 hops of a healthy I/O node; the"
-say "third and fourth push a few to 3 hops and raise the busiest I/O node's load from 7 to 12"
-say "(the trend of Fig. 27–28, where 4 failures cost noticeably more)."
-say ""
 say "## 6. Roles file (for routing and the simulator)"
 say ""
-say "Format: \`go doc github.com/nuesm/nuesm/placement\`. First lines for Q_8^2 after both failures:"
+say "Format: \`go doc github.com/nuesm/nuesm/studies/placement\`. First lines for Q_8^2 after both failures:"
 say ""
 say "\`\`\`"
 nuesm study placement --dims 8x8 --fail 4,3 --fail 6,2 --brief --roles - | sed -n '2,9p' >>"$out"
