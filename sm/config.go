@@ -284,11 +284,17 @@ func (c Config) Validate() error {
 // LoadConfig reads a TOML configuration file; unknown keys and settings
 // out of range are errors naming the file and, where known, the line.
 func LoadConfig(path string) (Config, error) {
-	var c Config
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return c, fmt.Errorf("config: %w", err)
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
+	return ParseConfig(b, path)
+}
+
+// ParseConfig reads a configuration from TOML text; path names it in
+// errors (see LoadConfig).
+func ParseConfig(b []byte, path string) (Config, error) {
+	var c Config
 	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
