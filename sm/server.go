@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/routing"
 )
 
@@ -416,4 +417,36 @@ func (s *Server) httpServer() *http.Server {
 	l := s.limits
 	return &http.Server{Handler: s.handler(), ReadHeaderTimeout: l.ReadHeader, ReadTimeout: l.Read,
 		WriteTimeout: l.Write, IdleTimeout: l.Idle, MaxHeaderBytes: l.MaxHeaderBytes}
+}
+
+// DryRunResult is what a dry run loaded.
+type DryRunResult struct {
+	Fabric       string
+	Switches     int
+	Terminals    int
+	AssignedLIDs int // endpoints the dump gives no LID
+	Engines      []string
+}
+
+// DryRun does what a reroute does before routing, routing nothing: it
+// reads the dump (within max_dump_bytes), parses and loads it and checks
+// the routing options; New already built the engine chain with its
+// parameters. It fails where the first reroute would fail before routing.
+func (s *Server) DryRun() (*DryRunResult, error) {
+	text, name, err := s.readFabric()
+	if err != nil {
+		return nil, err
+	}
+	l, err := ibnetdiscover.Load(text, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := (routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed}).Validate(); err != nil {
+		return nil, err
+	}
+	res := &DryRunResult{Fabric: name, Switches: l.Graph.NumSwitches(), Terminals: len(l.Graph.Terms), AssignedLIDs: l.AssignedLIDs}
+	for _, e := range s.engines {
+		res.Engines = append(res.Engines, e.Name())
+	}
+	return res, nil
 }

@@ -13,11 +13,11 @@ import (
 func fabricArg(args []string, useDefault bool) (string, error) {
 	switch {
 	case useDefault && len(args) > 0:
-		return "", fmt.Errorf("give a FILE or --default, not both")
+		return "", usageError(fmt.Errorf("give a FILE or --default, not both"))
 	case useDefault:
 		return "", nil
 	case len(args) == 0:
-		return "", fmt.Errorf("no fabric: give a FILE (an ibnetdiscover dump) or --default")
+		return "", usageError(fmt.Errorf("no fabric: give a FILE (an ibnetdiscover dump) or --default"))
 	}
 	return args[0], nil
 }
@@ -36,7 +36,7 @@ func loadGraph(w io.Writer, args []string, useDefault bool) (*ibnetdiscover.Load
 		l, err = ibnetdiscover.LoadFile(path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	if l.AssignedLIDs > 0 {
 		fmt.Fprintf(w, "note: %s: %d endpoints had no LID (lid 0); assigned LIDs in port GUID order\n", l.File, l.AssignedLIDs)
