@@ -138,7 +138,7 @@ func printPlan(w io.Writer, p *plan.Plan, pj *plan.PlanJSON, rep *plan.Report) {
 	m := pj.Metrics
 	fmt.Fprintf(w, "plan:           %d steps (%d write, %d barriers, %d drain phases), %d LFT entries in %d blocks, %d SL changes, %d SL2VL tables\n",
 		m.Steps, m.WriteSteps, m.Barriers, m.DrainPhases, m.Writes, m.Blocks, m.SLWrites, m.SL2VLWrites)
-	fmt.Fprintf(w, "pairs:          %d connected, %d change path/SL/VL, %d lost by the old tables, %d paused\n", m.Pairs, m.ChangedPairs, m.LostPairs, m.PausedPairs)
+	fmt.Fprintf(w, "pairs:          %d connected (CA and router sources to every other port's LID), %d change path/SL/VL, %d lost by the old tables, %d paused\n", m.Pairs, m.ChangedPairs, m.LostPairs, m.PausedPairs)
 	if len(m.Strategies) > 0 {
 		fmt.Fprintf(w, "destinations:  ")
 		for _, s := range []string{"dark", "in-place", "sl-last", "sl-first", "fresh-sl", "drained"} {

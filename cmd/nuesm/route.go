@@ -118,6 +118,15 @@ type routeSummary struct {
 	Terminals     int               `json:"terminals"`
 	Params        map[string]string `json:"params,omitempty"`
 	SAR           *sarSummary       `json:"sar,omitempty"`
+	// Counts says what the counts above count, as verify, plan and diff
+	// count differently.
+	Counts map[string]string `json:"counts"`
+}
+
+// summaryCounts describes the counts of summary.json.
+var summaryCounts = map[string]string{
+	"pairs":       "ordered (source, destination) port pairs the verifier walked, as nuesm verify counts them: CA and router ports, and switch port 0 unless the engine promises CA traffic only",
+	"lft_entries": "LFT entries holding a route, over all switches (nuesm diff's total also counts the entries without one: switches x LIDs 0..max)",
 }
 
 type attemptJSON struct {
@@ -215,6 +224,7 @@ func newRouteSummary(l *ibnetdiscover.Loaded, res *routing.Result, jobs []routin
 		Verified: rep.OK(), Pairs: rep.Pairs, Unconnected: rep.Unconnected,
 		MinHops: m.MinHops, AvgHops: m.AvgHops, MaxHops: m.MaxHops, MaxEFI: m.MaxEFI, AvgEFI: m.AvgEFI,
 		LFTEntries: m.LFTEntries, VLPairs: m.VLPairs, Switches: g.NumSwitches(), Terminals: len(g.Terms),
+		Counts: summaryCounts,
 	}
 	for _, a := range res.Attempts {
 		aj := attemptJSON{Engine: a.Engine, EngineSeconds: a.Route.Seconds(), VerifySeconds: a.Verify.Seconds()}

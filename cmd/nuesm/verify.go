@@ -93,6 +93,8 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "tables:         %s\n", tables)
 	fmt.Fprint(out, rep.String())
+	fmt.Fprintf(out, "counted:        pairs are ordered (source port, destination port) pairs of the %d source ports: CA and router ports%s\n",
+		rep.Sources, map[bool]string{true: " and the switches' own ports (port 0)", false: ""}[vf.switchDelivery || vf.switchSources])
 	if vf.metrics && rep.Delivered == rep.Pairs {
 		if m, err := routing.Measure(g, r, 0); err == nil {
 			fmt.Fprintf(out, "hops:           min %d, avg %.3f, max %d\n", m.MinHops, m.AvgHops, m.MaxHops)
