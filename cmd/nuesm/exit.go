@@ -2,13 +2,12 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/internal/vlflag"
 	"github.com/nuesm/nuesm/routing"
 )
 
@@ -80,19 +79,5 @@ func markUsage(c *cobra.Command) {
 	}
 }
 
-// checkVLs refuses a --vls given out of 1..15: the VL limit is the core
-// safety setting, so 0 never silently means a default.
-func checkVLs(fl *pflag.FlagSet) error {
-	f := fl.Lookup("vls")
-	if f == nil || !f.Changed {
-		return nil
-	}
-	n, err := fl.GetInt("vls")
-	if err != nil {
-		return nil // not an integer flag
-	}
-	if n < 1 || n > lft.MaxVLs {
-		return usageError(fmt.Errorf("--vls %d, expected 1..%d (data VLs the switches offer)", n, lft.MaxVLs))
-	}
-	return nil
-}
+// checkVLs refuses a --vls given out of 1..15 (a usage error).
+func checkVLs(fl *pflag.FlagSet) error { return usageError(vlflag.Check(fl, "vls")) }
