@@ -299,6 +299,14 @@ func ParseConfig(b []byte, path string) (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
+	for _, k := range md.Keys() {
+		ks := k.String()
+		if ks != strings.ToLower(ks) && k[0] != "params" {
+			// The decoder matches fields regardless of case; the file
+			// means what it says only in lower case.
+			return c, &SettingError{Key: ks, File: path, Line: keyLine(b, ks), Err: fmt.Errorf("key %q: keys are lower case (%s)", ks, strings.ToLower(ks))}
+		}
+	}
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0].String()
 		return c, &SettingError{Key: k, File: path, Line: keyLine(b, k), Err: fmt.Errorf("unknown key %q", k)}

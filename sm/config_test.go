@@ -24,6 +24,8 @@ func TestConfigRangeErrors(t *testing.T) {
 		{"listen = \"nope\"\n", `:1: listen "nope"`},
 		{"[slurm]\nenabeld = true\n", `:2: unknown key "slurm.enabeld"`},
 		{"seed = \"x\"\n", "line 1"},
+		{"\nlisteN = \"0\"\n", `:2: key "listeN": keys are lower case (listen)`},
+		{"[Slurm]\ntimeout = \"off\"\n", `key "Slurm"`},
 	} {
 		p := filepath.Join(t.TempDir(), "nuesm.toml")
 		if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
