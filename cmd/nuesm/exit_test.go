@@ -20,22 +20,7 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte("no dump\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Tables that lose a destination: drop one LFT entry.
-	b, err := os.ReadFile(filepath.Join(good, "opensm-lfts.dump"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "0x0001 ") {
-			lines = append(lines[:i], lines[i+1:]...)
-			break
-		}
-	}
-	bad := filepath.Join(dir, "bad.dump")
-	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := dropLFTEntry(t, good) // tables that lose a destination
 	torus := filepath.Join(dir, "t.topo")
 	if _, _, err := run(t, "gen", "torus", "--dims", "4x4", "-o", torus); err != nil {
 		t.Fatal(err)
