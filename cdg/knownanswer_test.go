@@ -204,12 +204,12 @@ func TestDeliveryFailureReasons(t *testing.T) {
 				failed := rep.Pairs - rep.Delivered
 				loops := c.reason == enginetest.Loop
 				if failed != n || (rep.Loops == failed) != loops || (rep.DeadEnds == failed) == loops {
-					t.Fatalf("%+v: %d failed (%d loops, %d dead ends), want %d %s\n%s", opt, failed, rep.Loops, rep.DeadEnds, n, c.reason.Text(), rep)
+					t.Fatalf("%+v: %d failed (%d loops, %d dead ends), want %d %s\n%s", opt, failed, rep.Loops, rep.DeadEnds, n, c.reason.String(), rep)
 				}
 				e := rep.Examples[0]
 				var at []string
 				for _, x := range c.at {
-					at = append(at, fmt.Sprintf("%s at switch %q", c.reason.Text(), g.SwitchName(sw[x])))
+					at = append(at, fmt.Sprintf("%s at switch %q", c.reason.String(), g.SwitchName(sw[x])))
 				}
 				if e.DLID != lid || !slices.Contains(at, e.Reason) {
 					t.Fatalf("first example %+v, want LID %d and one of %q", e, lid, at)

@@ -1,16 +1,16 @@
 package cdg
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -40,20 +40,6 @@ type Options struct {
 	// not depend on it.
 	Workers int
 }
-
-// Failure reasons of a pair.
-const (
-	reasonOK uint8 = iota
-	reasonLoop
-	reasonNoRoute
-	reasonBadPort
-	reasonUncabled
-	reasonWrongNode
-	reasonWrongPort
-)
-
-var reasonText = [...]string{"ok", "forwarding loop", "no route (LFT entry 0xFF)", "LFT port beyond the switch's port count",
-	"LFT port not cabled", "LFT port ends the path before the destination (port 0, or a CA or router port)", "wrong port at the destination switch"}
 
 // PairFailure is an example of an undelivered pair.
 type PairFailure struct {
@@ -186,7 +172,6 @@ type verifier struct {
 	edges []uint64
 	dests []int32 // destination LIDs
 
-	mu       sync.Mutex
 	pairs    int64
 	deliv    int64
 	unconn   int64
@@ -209,27 +194,9 @@ func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
 	if opt.MaxExamples <= 0 {
 		opt.MaxExamples = 10
 	}
-	if opt.Workers <= 0 {
-		opt.Workers = runtime.GOMAXPROCS(0)
-	}
 	v := &verifier{g: g, r: r, opt: opt}
 	S := g.NumSwitches()
-	v.comp = make([]int32, S)
-	for i := range v.comp {
-		v.comp[i] = -1
-	}
-	dist, queue := make([]int32, S), make([]int32, S)
-	for s := int32(0); int(s) < S; s++ {
-		if v.comp[s] >= 0 {
-			continue
-		}
-		g.BFS(s, dist, queue)
-		for t, d := range dist {
-			if d >= 0 {
-				v.comp[t] = s
-			}
-		}
-	}
+	v.comp = g.SwitchComponents()
 	v.nsrc = make([]int32, S)
 	for s := 0; s < S; s++ {
 		v.nsrc[s] = g.TermOff[s+1] - g.TermOff[s]
@@ -299,19 +266,19 @@ func checkTables(g *fabric.Graph, r *lft.Routing) error {
 }
 
 func (v *verifier) run() {
-	var wg sync.WaitGroup
-	for w := 0; w < v.opt.Workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			wk := newWalker(v)
-			for i := w; i < len(v.dests); i += v.opt.Workers {
-				wk.dest(int(v.dests[i]))
-			}
+	wks := make([]*walker, parallel.Workers(len(v.dests), v.opt.Workers))
+	_ = parallel.For(context.Background(), len(v.dests), v.opt.Workers, func(w, i int) error {
+		if wks[w] == nil {
+			wks[w] = newWalker(v)
+		}
+		wks[w].dest(int(v.dests[i]))
+		return nil
+	})
+	for _, wk := range wks {
+		if wk != nil {
 			wk.flush()
-		}(w)
+		}
 	}
-	wg.Wait()
 }
 
 func (v *verifier) report() *Report {

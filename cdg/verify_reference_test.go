@@ -299,7 +299,7 @@ func compareWithReference(t *testing.T, g *fabric.Graph, rep *cdg.Report, ref *e
 		}
 		var at []string
 		for _, s := range w.At {
-			at = append(at, fmt.Sprintf("%s at switch %q", w.Reason.Text(), g.SwitchName(s)))
+			at = append(at, fmt.Sprintf("%s at switch %q", w.Reason.String(), g.SwitchName(s)))
 		}
 		if e.SLID != w.SLID || e.DLID != w.DLID || e.Src != src || !slices.Contains(at, e.Reason) {
 			t.Errorf("example %d: %+v, want %s (LID %d) -> LID %d: one of %q", i, e, src, w.SLID, w.DLID, at)

@@ -1,9 +1,10 @@
 package fabric
 
 import (
-	"runtime"
+	"context"
 	"sort"
-	"sync"
+
+	"github.com/nuesm/nuesm/internal/parallel"
 )
 
 // BFS fills dist with the hop distance (switch-to-switch cables) from switch
@@ -34,6 +35,29 @@ func (g *Graph) BFS(src int32, dist, queue []int32) {
 	}
 }
 
+// SwitchComponents labels every switch with its connected component of
+// the switch graph, named by the lowest switch index in it: two switches
+// reach each other iff their labels are equal. O(S + C).
+func (g *Graph) SwitchComponents() []int32 {
+	S := len(g.Switches)
+	comp, dist, queue := make([]int32, S), make([]int32, S), make([]int32, S)
+	for i := range comp {
+		comp[i] = -1
+	}
+	for s := int32(0); int(s) < S; s++ {
+		if comp[s] >= 0 {
+			continue
+		}
+		g.BFS(s, dist, queue)
+		for t, d := range dist {
+			if d >= 0 {
+				comp[t] = s
+			}
+		}
+	}
+	return comp
+}
+
 // HopStats summarises hop distances in the switch graph.
 type HopStats struct {
 	Switches      int     // switches in the fabric
@@ -45,6 +69,45 @@ type HopStats struct {
 	AvgSwitchHops float64 // mean hops over ordered pairs of distinct CA-bearing switches that reach each other
 	AvgTermHops   float64 // mean switch-to-switch hops over ordered pairs of distinct terminals that reach each other
 	Unreachable   int64   // ordered pairs of distinct terminals that cannot reach each other
+}
+
+// hopPart is one worker's share of Hops: sums and maxima over the BFS of
+// its sources.
+type hopPart struct {
+	diam, caDiam          int
+	swSum, swPairs        int64
+	termSum, unreachTerms int64
+	disconnected          bool
+	dist, queue           []int32
+}
+
+// add counts the distances from switch s; tcount holds each switch's
+// terminals.
+func (p *hopPart) add(g *Graph, s int, tcount []int64) {
+	S := len(tcount)
+	if p.dist == nil {
+		p.dist, p.queue = make([]int32, S), make([]int32, S)
+	}
+	g.BFS(int32(s), p.dist, p.queue)
+	for t, d := range p.dist {
+		if d < 0 {
+			p.disconnected = true
+			if tcount[s] > 0 && tcount[t] > 0 {
+				p.unreachTerms += tcount[s] * tcount[t]
+			}
+			continue
+		}
+		p.diam = max(p.diam, int(d))
+		if tcount[s] == 0 || tcount[t] == 0 {
+			continue
+		}
+		p.caDiam = max(p.caDiam, int(d))
+		if s != t {
+			p.swSum += int64(d)
+			p.swPairs++
+		}
+		p.termSum += int64(d) * tcount[s] * tcount[t]
+	}
 }
 
 // Hops computes HopStats with one BFS per switch, spread over GOMAXPROCS
@@ -63,55 +126,11 @@ func (g *Graph) Hops() HopStats {
 			st.CASwitches++
 		}
 	}
-	type part struct {
-		diam, caDiam          int
-		swSum, swPairs        int64
-		termSum, unreachTerms int64
-		disconnected          bool
-	}
-	workers := runtime.GOMAXPROCS(0)
-	if workers > S {
-		workers = S
-	}
-	parts := make([]part, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			dist := make([]int32, S)
-			queue := make([]int32, S)
-			p := &parts[w]
-			for s := w; s < S; s += workers {
-				g.BFS(int32(s), dist, queue)
-				for t := 0; t < S; t++ {
-					d := dist[t]
-					if d < 0 {
-						p.disconnected = true
-						if tcount[s] > 0 && tcount[t] > 0 {
-							p.unreachTerms += tcount[s] * tcount[t]
-						}
-						continue
-					}
-					if int(d) > p.diam {
-						p.diam = int(d)
-					}
-					if tcount[s] == 0 || tcount[t] == 0 {
-						continue
-					}
-					if int(d) > p.caDiam {
-						p.caDiam = int(d)
-					}
-					if s != t {
-						p.swSum += int64(d)
-						p.swPairs++
-					}
-					p.termSum += int64(d) * tcount[s] * tcount[t]
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
+	parts := make([]hopPart, parallel.Workers(S, 0))
+	_ = parallel.For(context.Background(), S, 0, func(w, s int) error {
+		parts[w].add(g, s, tcount)
+		return nil
+	})
 	var swSum, swPairs, termSum int64
 	for _, p := range parts {
 		st.Diameter = max(st.Diameter, p.diam)

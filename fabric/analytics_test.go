@@ -142,10 +142,16 @@ func TestHopsAgainstGonum(t *testing.T) {
 		if got.Unreachable > 0 {
 			unreachable++
 		}
-		// BFS from every switch matches the oracle's distances.
+		// BFS from every switch matches the oracle's distances, and
+		// SwitchComponents labels with the lowest switch each reaches.
 		S := g.NumSwitches()
 		dist, queue := make([]int32, S), make([]int32, S)
+		comp := g.SwitchComponents()
 		for s := 0; s < S; s++ {
+			low := slices.IndexFunc(or.dist[s][:S], func(d float64) bool { return !math.IsInf(d, 1) })
+			if comp[s] != int32(low) {
+				t.Fatalf("trial %d: SwitchComponents()[%d] = %d, want %d", trial, s, comp[s], low)
+			}
 			q := queue
 			if s%2 == 1 {
 				q = nil // BFS allocates its own scratch

@@ -209,62 +209,24 @@ func (n *Network) outLink(s int32, lid uint16) (int32, uint8) {
 }
 
 // checkRoutes follows the LFTs from every switch with nodes to every node
-// and fails on the first pair that is not delivered. O(S·N): the outcome
-// of every switch is memoised per destination.
+// and fails on the first pair that is not delivered. O(S·N): lft.Walker
+// settles every switch once per destination.
 func (n *Network) checkRoutes() error {
-	S := n.g.NumSwitches()
-	const (
-		visiting = 1
-		ok       = 2
-	)
-	state := make([]int32, S) // stamp<<2 | state
-	stack := make([]int32, 0, 16)
-	sources := make([]bool, S)
+	sources := make([]bool, n.g.NumSwitches())
 	for _, s := range n.nodeSw {
 		sources[s] = true
 	}
+	w := lft.NewWalker(n.g, n.r)
 	for d := range n.nodeTerm {
-		stamp := int32(d+1) << 2
-		dsw, dlid := n.nodeSw[d], n.nodeLID[d]
-		for s := int32(0); int(s) < S; s++ {
-			if !sources[s] || state[s] == stamp|ok {
+		dlid := n.nodeLID[d]
+		w.Dest(int(dlid))
+		for s := int32(0); int(s) < len(sources); s++ {
+			if !sources[s] {
 				continue
 			}
-			stack = stack[:0]
-			x := s
-			var why string
-			for why == "" {
-				if st := state[x]; st == stamp|ok {
-					break
-				} else if st == stamp|visiting {
-					why = "forwarding loop"
-					break
-				}
-				state[x] = stamp | visiting
-				stack = append(stack, x)
-				l, p := n.outLink(x, dlid)
-				switch {
-				case l < 0 && p == lft.NoPort:
-					why = "no LFT entry"
-				case l < 0:
-					why = fmt.Sprintf("LFT port %d leads nowhere", p)
-				case x == dsw && l != n.nChan+int32(len(n.nodeTerm))+int32(d):
-					why = fmt.Sprintf("LFT port %d is not the destination's port", p)
-				case x == dsw:
-				case l >= n.nChan:
-					why = fmt.Sprintf("LFT port %d leads to another node", p)
-				default:
-					x = n.lkDstSw[l]
-					continue
-				}
-				break
-			}
-			if why != "" {
+			if why, at := w.Resolve(s); why != lft.Delivered {
 				return fmt.Errorf("flitsim: switch %q to %s (LID %d): %s at switch %q: %w",
-					n.g.SwitchName(s), n.NodeName(int32(d)), dlid, why, n.g.SwitchName(x), ErrUnroutable)
-			}
-			for _, y := range stack {
-				state[y] = stamp | ok
+					n.g.SwitchName(s), n.NodeName(int32(d)), dlid, why, n.g.SwitchName(at), ErrUnroutable)
 			}
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
+
+	"github.com/nuesm/nuesm/internal/parallel"
 )
 
 // Point is one run of a sweep: an engine's network, an offered load and a
@@ -113,45 +113,29 @@ type SweepNet struct {
 // Sweep runs points on a pool of workers (0 = GOMAXPROCS) and returns the
 // rows in point order; the rows do not depend on the number of workers.
 // nets maps every point's engine to its network. The first error cancels
-// the remaining points.
+// the remaining points; a cancelled ctx returns its error.
 func Sweep(ctx context.Context, nets map[string]SweepNet, t Traffic, opt RunOptions, points []Point, workers int) ([]Row, error) {
 	for _, p := range points {
 		if nets[p.Engine].Net == nil {
 			return nil, fmt.Errorf("flitsim: sweep point %d: no network for engine %q: %w", p.Index, p.Engine, ErrConfig)
 		}
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rows := make([]Row, len(points))
 	errs := make([]error, len(points))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, len(points)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				sn := nets[points[i].Engine]
-				rows[i], errs[i] = RunPoint(ctx, sn.Net, sn.Bound, t, opt, points[i])
-				if errs[i] != nil {
-					cancel()
-				}
-			}
-		}()
-	}
-	for i := range points {
-		if ctx.Err() != nil {
-			break
+	stopped := parallel.For(ctx, len(points), workers, func(_, i int) error {
+		sn := nets[points[i].Engine]
+		if rows[i], errs[i] = RunPoint(ctx, sn.Net, sn.Bound, t, opt, points[i]); errs[i] != nil {
+			cancel()
 		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+		return nil
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if stopped != nil {
+		return nil, stopped
 	}
 	return rows, nil
 }

@@ -7,4 +7,8 @@
 // A Routing is bound to one compiled fabric (fabric.Graph): switch i of the
 // Routing is switch i of the Graph. Routings are plain data, safe for
 // concurrent reads.
+//
+// Walker is the one way the project follows a packet through the tables
+// (the verifier, the planner, the metrics and the simulator's set-up use
+// it), and Reason the one list of ways a packet is lost.
 package lft

@@ -1,36 +1,12 @@
 package nue
 
 import (
-	"runtime"
+	"context"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 )
-
-// components labels every switch with the lowest switch index of its
-// connected component of the switch graph.
-func components(g *fabric.Graph) []int32 {
-	S := g.NumSwitches()
-	comp := make([]int32, S)
-	for i := range comp {
-		comp[i] = -1
-	}
-	dist, q := make([]int32, S), make([]int32, S)
-	for s := int32(0); int(s) < S; s++ {
-		if comp[s] >= 0 {
-			continue
-		}
-		g.BFS(s, dist, q)
-		for t, d := range dist {
-			if d >= 0 {
-				comp[t] = s
-			}
-		}
-	}
-	return comp
-}
 
 // centralRoots picks every layer's roots (Algorithm 4.1, lines 3–4):
 // sets[i] holds the destinations layer i's escape paths cover. The convex
@@ -83,27 +59,15 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 			}
 		}
 	}
-	// Each worker takes the next source, computes its dependencies, waits
-	// until the source before it is added, and adds its own.
-	var next, added atomic.Int32
-	var wg sync.WaitGroup
-	for k := 0; k < min(workers, len(srcs)); k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var t spTree
-			for i := next.Add(1) - 1; int(i) < len(srcs); i = next.Add(1) - 1 {
-				t.build(g, srcs[i])
-				acc.depend(&t)
-				for added.Load() != i {
-					runtime.Gosched()
-				}
-				acc.add(&t)
-				added.Store(i + 1)
-			}
-		}()
-	}
-	wg.Wait()
+	// Each worker computes the next source's dependencies; they are added
+	// in source order.
+	trees := make([]spTree, parallel.Workers(len(srcs), workers))
+	_ = parallel.Ordered(context.Background(), len(srcs), workers, func(w, i int) {
+		trees[w].build(g, srcs[i])
+		acc.depend(&trees[w])
+	}, func(w, _ int) {
+		acc.add(&trees[w])
+	})
 	acc.roots(comp, roots)
 	for i, j := range same {
 		if j != i {

@@ -2,13 +2,13 @@ package nue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 )
@@ -121,7 +121,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		return r, st, true, nil
 	}
 	S, C := g.NumSwitches(), g.NumChannels()
-	comp := components(g)
+	comp := g.SwitchComponents()
 	// A switch's load on its paths is the number of terminal ports that
 	// inject there (the sources of the paths), not its LIDs.
 	own := make([]int64, S)
@@ -224,7 +224,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 		}
 	}
 	// The rest of a layer's set-up is its own: on all workers.
-	parallelFor(len(parts), opt.Workers, func(i int) {
+	_ = parallel.For(context.Background(), len(parts), opt.Workers, func(_, i int) error {
 		lds := parts[i]
 		l := newLayer(i, g, ti, seq, comp, compSrc, own, src, lds)
 		l.jobOwn = jobOwn
@@ -250,6 +250,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 			}
 		}
 		layers[i] = l
+		return nil
 	})
 	// Indirect networks: nearly every search is a sweep (fat tree k=12:
 	// all terminal LIDs), so build the rows ahead of the searches, on the
@@ -271,21 +272,8 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	return r, st, true, nil
 }
 
-// parallelFor runs fn(i) for i in [0, n) on up to workers goroutines.
-func parallelFor(n, workers int, fn func(i int)) {
-	var next atomic.Int32
-	var wg sync.WaitGroup
-	for k := 0; k < max(1, min(workers, n)); k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
-}
+// errNoTree stops a step whose search finds no deadlock-free tree.
+var errNoTree = errors.New("nue: no deadlock-free tree")
 
 // testW0 replaces the initial channel weight when set (tests: a weight
 // that load can outweigh, so that the sweep must give up).
@@ -482,35 +470,15 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft
 			if !layers[st[0].layer].route(st[0].d, w, alone) {
 				return false, nil
 			}
-		} else if opt.Workers <= 1 {
-			for _, sd := range st {
-				if !layers[sd.layer].route(sd.d, w, nil) {
-					return false, nil
-				}
+		} else if err := parallel.For(ctx, len(st), opt.Workers, func(_, j int) error {
+			if !layers[st[j].layer].route(st[j].d, w, nil) {
+				return errNoTree
 			}
-		} else {
-			var failed atomic.Bool
-			var next atomic.Int32
-			var wg sync.WaitGroup
-			for k := 0; k < min(opt.Workers, len(st)); k++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						j := int(next.Add(1)) - 1
-						if j >= len(st) {
-							return
-						}
-						if !layers[st[j].layer].route(st[j].d, w, nil) {
-							failed.Store(true)
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			if failed.Load() {
-				return false, nil
-			}
+			return nil
+		}); errors.Is(err, errNoTree) {
+			return false, nil
+		} else if err != nil {
+			return false, fmt.Errorf("nue: %w", err)
 		}
 		for _, sd := range st {
 			merge(sd)

@@ -33,74 +33,33 @@ type analyzer struct {
 	pairDest map[int32]bool // destinations with per-pair SLs in either routing
 	sameVLs  bool           // SL2VL identical in both routings
 	t        *destTL
-	st       []uint32 // per switch: stamp<<2 | state (walk memo)
-	cnt      []int32  // per switch: changed switches on the new path
-	stamp    uint32
-	chain    []int32
+	wk       *lft.Walker // walks of the new tables, then of the old ones
+	cnt      []int32     // per switch: changed switches on the new path
 	isChg    []bool
 }
 
 func newAnalyzer(w *world, new *lft.Routing, pairDest map[int32]bool, sameVLs bool) *analyzer {
 	S := w.g.NumSwitches()
 	return &analyzer{w: w, new: new, pairDest: pairDest, sameVLs: sameVLs, t: newDestTL(S),
-		st: make([]uint32, S), cnt: make([]int32, S), isChg: make([]bool, S)}
+		wk: lft.NewWalker(w.g, new), cnt: make([]int32, S), isChg: make([]bool, S)}
 }
 
-const (
-	stOK  = 1
-	stBad = 2
-	stCur = 3
-)
-
-// follow resolves, for every switch, whether following next() from it
-// reaches the destination switch with entry dport there, memoising on the
-// way; ok[x] is then st[x]&3 == stOK. onOK(x, next) runs when x is
-// resolved good, after its successor.
-func (a *analyzer) follow(next func(x int32) uint8, onOK func(x, y int32)) {
-	t, g := a.t, a.w.g
-	a.stamp++
-	st := a.stamp << 2
+// follow settles the walk of every switch on a.wk (started by the caller)
+// and runs onOK(x, y) for each switch x that delivers, after its successor
+// y (-1 for the destination switch).
+func (a *analyzer) follow(onOK func(x, y int32)) {
+	g, wk := a.w.g, a.wk
 	for s := int32(0); int(s) < g.NumSwitches(); s++ {
-		if a.st[s]&^3 == st {
+		if why, _ := wk.Resolve(s); why != lft.Delivered {
 			continue
 		}
-		a.chain = a.chain[:0]
-		x, res := s, uint32(stBad)
-		for {
-			if v := a.st[x]; v&^3 == st {
-				if v&3 != stCur {
-					res = v & 3
-				}
-				break // stCur: a loop, res stays bad
+		path := wk.Settled()
+		for i := len(path) - 1; i >= 0; i-- {
+			x, y := path[i], int32(-1)
+			if x != a.t.dsw {
+				y = g.Head[wk.Next(x)]
 			}
-			a.st[x] = st | stCur
-			a.chain = append(a.chain, x)
-			p := next(x)
-			if x == t.dsw {
-				if p == t.dport {
-					res = stOK
-				}
-				break
-			}
-			c, _ := a.w.hop(x, p)
-			if c < 0 {
-				break
-			}
-			x = g.Head[c]
-		}
-		for i := len(a.chain) - 1; i >= 0; i-- {
-			y := a.chain[i]
-			a.st[y] = st | res
-			if res == stOK && onOK != nil {
-				nx := int32(-1)
-				if i+1 < len(a.chain) {
-					nx = a.chain[i+1]
-				} else if y != t.dsw {
-					c, _ := a.w.hop(y, next(y))
-					nx = g.Head[c]
-				}
-				onOK(y, nx)
-			}
+			onOK(x, y)
 		}
 	}
 }
@@ -122,7 +81,8 @@ func (a *analyzer) analyze(d int) (destInfo, bool) {
 	}
 	// Levels: changed switches on the new path, counted from the
 	// destination (Francois and Bonaventure's ordering).
-	a.follow(func(x int32) uint8 { return nw.Port(x, d) }, func(x, y int32) {
+	a.wk.Dest(d)
+	a.follow(func(x, y int32) {
 		a.cnt[x] = 0
 		if y >= 0 {
 			a.cnt[x] = a.cnt[y]
@@ -131,11 +91,9 @@ func (a *analyzer) analyze(d int) (destInfo, bool) {
 			a.cnt[x]++
 		}
 	})
-	newSt := a.stamp << 2
-	newOK := func(x int32) bool { return a.st[x] == newSt|stOK }
 	info.level = make([]int32, len(info.changed))
 	for i, x := range info.changed {
-		if newOK(x) {
+		if a.wk.Delivered(x) {
 			info.level[i] = a.cnt[x]
 			info.maxLevel = max(info.maxLevel, a.cnt[x])
 		} else {
@@ -145,16 +103,16 @@ func (a *analyzer) analyze(d int) (destInfo, bool) {
 	// Old tree: which sources it still delivers, and whether a source's
 	// old path is its new path entry by entry.
 	same := make([]bool, S)
-	a.follow(func(x int32) uint8 { return t.val0[x] }, func(x, y int32) {
+	a.wk.DestColumn(t.val0, t.dsw, t.dport)
+	a.follow(func(x, y int32) {
 		same[x] = !a.isChg[x] && (y < 0 || same[y])
 	})
-	oldSt := a.stamp << 2
 	t.addSeeds(w, info.perTerm, false, nil)
 	lastSrc := int32(-1)
 	for i := range t.seeds {
 		s := &t.seeds[i]
 		info.pairs += s.pairs
-		s.lost = a.st[s.u] != oldSt|stOK
+		s.lost = !a.wk.Delivered(s.u)
 		slNew := nw.SL.Of(s.u, s.slid, d)
 		if s.sl0 != slNew {
 			info.slChanged = true
@@ -190,7 +148,7 @@ func (a *analyzer) sameVLPath(s *seed, slNew uint8) bool {
 		if x == t.dsw {
 			return true
 		}
-		c, _ := w.hop(x, p)
+		c, _ := lft.Hop(g, x, p)
 		if c < 0 {
 			return false
 		}

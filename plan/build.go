@@ -3,10 +3,10 @@ package plan
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -115,27 +115,6 @@ func destLIDs(g *fabric.Graph) []int {
 	return ds
 }
 
-// forEach runs fn(worker, i) for i in [0, n) on workers goroutines,
-// stopping early when ctx is cancelled.
-func forEach(ctx context.Context, n, workers int, fn func(w, i int)) error {
-	var wg sync.WaitGroup
-	workers = max(1, min(workers, n))
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
-				if i%64 == 0 && ctx.Err() != nil {
-					return
-				}
-				fn(w, i)
-			}
-		}(w)
-	}
-	wg.Wait()
-	return ctx.Err()
-}
-
 func (b *builder) analyze(ctx context.Context) error {
 	cross := !b.old.SL2VL.Uniform() || !b.new.SL2VL.Uniform()
 	b.w = newWorld(b.g, b.old, b.opt.MaxVLs, cross)
@@ -152,11 +131,12 @@ func (b *builder) analyze(ctx context.Context) error {
 	infos := make([]destInfo, len(ds))
 	ok := make([]bool, len(ds))
 	an := make([]*analyzer, b.opt.Workers)
-	if err := forEach(ctx, len(ds), b.opt.Workers, func(w, i int) {
+	if err := parallel.For(ctx, len(ds), b.opt.Workers, func(w, i int) error {
 		if an[w] == nil {
 			an[w] = newAnalyzer(b.w, b.new, pairDest, sameVLs)
 		}
 		infos[i], ok[i] = an[w].analyze(ds[i])
+		return nil
 	}); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -74,38 +75,26 @@ func (v *verifier) exhaustive(ctx context.Context) error {
 	return nil
 }
 
-func (v *verifier) exhaustStep(ctx context.Context, k int32, us []unit) error {
-	w, sc := v.w, v.sc
-	touched := map[int32]bool{}
-	for _, u := range us {
-		if u.kind == unitSL {
-			touched[u.dlid] = true
-		}
-	}
-	for lid, ws := range sc.writes {
-		for _, wr := range ws {
-			if wr.step == k {
-				touched[lid] = true
-			}
-		}
-	}
-	// The dependencies of the untouched destinations are the same in
-	// every state of the step, and so are their loops and drops.
-	base := make([]uint64, (w.es.size()+63)/64)
+// untouched walks the destinations step k does not touch: their
+// dependencies (base) and their loops and drops (fixed, per destination of
+// destLIDs: why it loops or drops) are the same in every state of the step.
+func (v *verifier) untouched(ctx context.Context, k int32, touched map[int32]bool) (base []uint64, fixed []string, err error) {
+	w := v.w
+	base = make([]uint64, (w.es.size()+63)/64)
 	ds := destLIDs(w.g)
-	fixed := make([]string, len(ds)) // per LID: why it loops or drops in every state
+	fixed = make([]string, len(ds))
 	wks := make([]*walker, v.opt.Workers)
 	tls := make([]*destTL, v.opt.Workers)
-	if err := forEach(ctx, len(ds), v.opt.Workers, func(wi, i int) {
+	if err := parallel.For(ctx, len(ds), v.opt.Workers, func(wi, i int) error {
 		if touched[int32(ds[i])] {
-			return
+			return nil
 		}
 		if wks[wi] == nil {
 			wks[wi], tls[wi] = newWalker(w), newDestTL(w.g.NumSwitches())
 		}
 		wk, t := wks[wi], tls[wi]
 		if !v.load(t, ds[i]) {
-			return
+			return nil
 		}
 		v.markLost(wk, t)
 		if loops, dropped, ex := wk.static(t, nil, k); loops+dropped > 0 {
@@ -113,7 +102,37 @@ func (v *verifier) exhaustStep(ctx context.Context, k int32, us []unit) error {
 		}
 		wk.emit = func(e int64) { atomicSet(base, e) }
 		wk.walk(t, activeAt(t, k), k, k)
+		return nil
 	}); err != nil {
+		return nil, nil, err
+	}
+	return base, fixed, nil
+}
+
+// touchedBy returns the destination LIDs whose SL or LFT entries step k
+// (units us) writes.
+func (v *verifier) touchedBy(k int32, us []unit) map[int32]bool {
+	touched := map[int32]bool{}
+	for _, u := range us {
+		if u.kind == unitSL {
+			touched[u.dlid] = true
+		}
+	}
+	for lid, ws := range v.sc.writes {
+		for _, wr := range ws {
+			if wr.step == k {
+				touched[lid] = true
+			}
+		}
+	}
+	return touched
+}
+
+func (v *verifier) exhaustStep(ctx context.Context, k int32, us []unit) error {
+	w := v.w
+	touched := v.touchedBy(k, us)
+	base, fixed, err := v.untouched(ctx, k, touched)
+	if err != nil {
 		return err
 	}
 	var bfrom, bto []int32

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/nuesm/nuesm/internal/parallel"
 )
 
 // The live plan's three epochs, separated by barriers: E1 while sources
@@ -35,41 +37,9 @@ func (b *builder) greedy(ctx context.Context) error {
 	for e := range dags {
 		dags[e] = newDAG(es)
 	}
-	// The old dependencies of every destination (of the unchanged pairs
-	// only for those that may move), in batches.
-	oldC := make([][]int64, len(b.infos))
-	wks := make([]*walker, b.opt.Workers)
-	tls := make([]*destTL, b.opt.Workers)
-	bufs := make([][]int64, b.opt.Workers)
-	const batch = 256
-	for lo := 0; lo < len(b.infos); lo += batch {
-		hi := min(lo+batch, len(b.infos))
-		part := make([][]int64, hi-lo)
-		if err := forEach(ctx, hi-lo, b.opt.Workers, func(w, i int) {
-			if wks[w] == nil {
-				wks[w], tls[w] = newWalker(b.w), newDestTL(b.g.NumSwitches())
-			}
-			in := &b.infos[lo+i]
-			t := tls[w]
-			t.reset(b.w, int(in.d))
-			t.addSeeds(b.w, in.perTerm, false, nil)
-			if b.strat[lo+i] == InPlace {
-				keepUnchanged(t, in.changedSrc)
-			}
-			part[i] = b.collect(wks[w], t, 1, 1, &bufs[w])
-		}); err != nil {
-			return err
-		}
-		for i, c := range part {
-			for _, e := range c {
-				for k := range dags {
-					dags[k].cnt[e]++
-				}
-			}
-			if b.strat[lo+i] == InPlace {
-				oldC[lo+i] = c
-			}
-		}
+	oldC, err := b.oldDeps(ctx, &dags)
+	if err != nil {
+		return err
 	}
 	for _, d := range dags {
 		if err := d.order(); err != nil {
@@ -121,6 +91,48 @@ func (b *builder) greedy(ctx context.Context) error {
 		oldC[i] = nil
 	}
 	return nil
+}
+
+// oldDeps counts the old dependencies of every destination (of the
+// unchanged pairs only for those that may move) into each epoch's DAG, in
+// batches, and returns those of the destinations that may move.
+func (b *builder) oldDeps(ctx context.Context, dags *[numEpochs]*dag) ([][]int64, error) {
+	oldC := make([][]int64, len(b.infos))
+	wks := make([]*walker, b.opt.Workers)
+	tls := make([]*destTL, b.opt.Workers)
+	bufs := make([][]int64, b.opt.Workers)
+	const batch = 256
+	for lo := 0; lo < len(b.infos); lo += batch {
+		hi := min(lo+batch, len(b.infos))
+		part := make([][]int64, hi-lo)
+		if err := parallel.For(ctx, hi-lo, b.opt.Workers, func(w, i int) error {
+			if wks[w] == nil {
+				wks[w], tls[w] = newWalker(b.w), newDestTL(b.g.NumSwitches())
+			}
+			in := &b.infos[lo+i]
+			t := tls[w]
+			t.reset(b.w, int(in.d))
+			t.addSeeds(b.w, in.perTerm, false, nil)
+			if b.strat[lo+i] == InPlace {
+				keepUnchanged(t, in.changedSrc)
+			}
+			part[i] = b.collect(wks[w], t, 1, 1, &bufs[w])
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		for i, c := range part {
+			for _, e := range c {
+				for k := range dags {
+					dags[k].cnt[e]++
+				}
+			}
+			if b.strat[lo+i] == InPlace {
+				oldC[lo+i] = c
+			}
+		}
+	}
+	return oldC, nil
 }
 
 // keepUnchanged drops the seeds of the source switches in changed (sorted),

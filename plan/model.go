@@ -36,22 +36,7 @@ func newWorld(g *fabric.Graph, old *lft.Routing, V int, cross bool) *world {
 	w := &world{g: g, old: old, before: &old.SL2VL, after: &old.SL2VL}
 	w.es = newEdgeSpace(g, V, cross)
 	S := g.NumSwitches()
-	w.comp = make([]int32, S)
-	for i := range w.comp {
-		w.comp[i] = -1
-	}
-	dist, queue := make([]int32, S), make([]int32, S)
-	for s := int32(0); int(s) < S; s++ {
-		if w.comp[s] >= 0 {
-			continue
-		}
-		g.BFS(s, dist, queue)
-		for t, d := range dist {
-			if d >= 0 {
-				w.comp[t] = s
-			}
-		}
-	}
+	w.comp = g.SwitchComponents()
 	w.nsrc = make([]int32, S)
 	for s := 0; s < S; s++ {
 		w.nsrc[s] = g.TermOff[s+1] - g.TermOff[s]
@@ -98,40 +83,6 @@ func (w *world) portPerSource(x int32) bool {
 	return (w.before.Switch != nil && w.before.Switch[x] != nil) || (w.after.Switch != nil && w.after.Switch[x] != nil)
 }
 
-// hop resolves LFT port p of switch x (not the destination's switch): the
-// channel it leaves on, or -1 and why the packet cannot go on.
-func (w *world) hop(x int32, p uint8) (int32, uint8) {
-	g := w.g
-	node := &g.F.Nodes[g.Switches[x]]
-	switch {
-	case p == lft.NoPort:
-		return -1, failNoRoute
-	case p == 0:
-		return -1, failWrongNode
-	case int(p) > node.NumPorts():
-		return -1, failBadPort
-	case !node.Ports[p].Cabled():
-		return -1, failDeadPort
-	case g.F.Nodes[node.Ports[p].Peer.Node].Kind != fabric.Switch:
-		return -1, failWrongNode
-	}
-	return g.ChannelAt(x, p), failNone
-}
-
-// Why a packet is not delivered.
-const (
-	failNone uint8 = iota
-	failLoop
-	failNoRoute
-	failBadPort
-	failDeadPort
-	failWrongNode
-	failWrongPort
-)
-
-var failText = [...]string{"ok", "forwarding loop", "no route (LFT entry 0xFF)", "port beyond the switch's port count",
-	"port not cabled (failed link)", "port leads to a CA or router that is not the destination", "wrong port at the destination switch"}
-
 // destTL is one destination's timeline: per switch the entry before its
 // write, the step of the write (0 = never written) and the value written;
 // and the sources with their SL timelines.
@@ -153,17 +104,14 @@ func newDestTL(S int) *destTL {
 // reset loads destination LID d with every entry at its old value and no
 // writes. It returns false when nobody answers d or its switch is unknown.
 func (t *destTL) reset(w *world, d int) bool {
-	sw, term := w.g.Owner(d)
-	t.d, t.term, t.dsw, t.dport = d, term, sw, 0
-	if term >= 0 {
-		t.dsw, t.dport = w.g.Terms[term].Switch, w.g.Terms[term].SwitchPort
-	}
+	t.d = d
+	t.dsw, t.dport, t.term = lft.Target(w.g, d)
 	for x := range t.val0 {
 		t.val0[x] = w.old.Port(int32(x), d)
 		t.wstep[x] = 0
 	}
 	t.seeds = t.seeds[:0]
-	return t.dsw >= 0 && (sw >= 0 || term >= 0)
+	return t.dsw >= 0
 }
 
 // ports returns the values switch x's entry may hold at time k.

@@ -114,7 +114,7 @@ func (r *Report) merge(pt *vpart) {
 }
 
 func describe(g *fabric.Graph, f failure, dlid int) string {
-	return fmt.Sprintf("%s -> LID %d in step %d: %s at %q", sourceName(g, f), dlid, f.k, failText[f.why], g.SwitchName(f.at))
+	return fmt.Sprintf("%s -> LID %d in step %d: %s at %q", sourceName(g, f), dlid, f.k, f.why, g.SwitchName(f.at))
 }
 
 // finish derives the obligations.

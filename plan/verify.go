@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -69,11 +70,12 @@ func Verify(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, p *Plan
 	v.allocWindows()
 	ds := destLIDs(g)
 	parts := make([]*vpart, opt.Workers)
-	if err := forEach(ctx, len(ds), opt.Workers, func(wi, i int) {
+	if err := parallel.For(ctx, len(ds), opt.Workers, func(wi, i int) error {
 		if parts[wi] == nil {
 			parts[wi] = v.newPart()
 		}
 		parts[wi].dest(ds[i])
+		return nil
 	}); err != nil {
 		return nil, err
 	}
@@ -366,7 +368,7 @@ func (pt *vpart) inOrder(t *destTL) {
 			if x == t.dsw {
 				break
 			}
-			c, _ := w.hop(x, p)
+			c, _ := lft.Hop(g, x, p)
 			if c < 0 {
 				break
 			}

@@ -1,5 +1,7 @@
 package plan
 
+import "github.com/nuesm/nuesm/lft"
+
 // walker follows one destination's packets through a timeline. Each
 // goroutine owns one; it is reused across destinations.
 //
@@ -43,7 +45,7 @@ type walker struct {
 	color []uint32 // per switch: stamp<<2 | colour
 	flags []uint8  // per switch: reach flags
 	where []int32  // per switch: switch of the first failure reachable
-	why   []uint8
+	why   []lft.Reason
 	stack []int32
 	stIdx []int8
 }
@@ -52,14 +54,14 @@ type failure struct {
 	seed  int32 // source switch
 	slid  int
 	at    int32 // switch where it happens
-	why   uint8
+	why   lft.Reason
 	k     int32 // time
 	valid bool
 }
 
 func newWalker(w *world) *walker {
 	S := w.g.NumSwitches()
-	return &walker{w: w, color: make([]uint32, S), flags: make([]uint8, S), where: make([]int32, S), why: make([]uint8, S)}
+	return &walker{w: w, color: make([]uint32, S), flags: make([]uint8, S), where: make([]int32, S), why: make([]lft.Reason, S)}
 }
 
 // walk enumerates the walks of seeds (all of t's seeds when idx is nil)
@@ -109,7 +111,7 @@ func (wk *walker) walk(t *destTL, idx []int32, lo, hi int32) {
 	each(func(s *seed) {
 		wk.opts = s.slOptions(lo, hi, wk.opts)
 		for _, o := range wk.opts {
-			wk.decide(s, s.u, s.in, -1, 0, o.sl, o.step)
+			wk.decide(s, arrival{x: s.u, in: s.in, cIn: -1}, o.sl, o.step)
 		}
 	})
 	g := wk.w.g
@@ -124,49 +126,51 @@ func (wk *walker) walk(t *destTL, idx []int32, lo, hi int32) {
 			si := id % wk.nsl
 			cv := id / wk.nsl
 			c, vl := cv/V, uint8(cv%V)
-			wk.decide(nil, g.Head[c], g.InPort[c], c, vl, wk.slRev[si], k)
+			wk.decide(nil, arrival{x: g.Head[c], in: g.InPort[c], cIn: c, vlIn: vl}, wk.slRev[si], k)
 		}
 	}
 }
 
-// decide expands a packet at switch x (entered on channel cIn with VL
-// vlIn, or injected when cIn < 0) with SL sl at time k.
-func (wk *walker) decide(s *seed, x int32, in uint8, cIn int32, vlIn uint8, sl uint8, k int32) {
-	wk.expand(s, x, in, cIn, vlIn, sl, k)
-	ws := wk.t.wstep[x]
+// arrival is a packet reaching switch x through port in, over channel cIn
+// with VL vlIn, or injected there when cIn < 0.
+type arrival struct {
+	x, cIn   int32
+	in, vlIn uint8
+}
+
+// decide expands a packet arriving as a with SL sl at time k.
+func (wk *walker) decide(s *seed, a arrival, sl uint8, k int32) {
+	wk.expand(s, a, sl, k)
+	ws := wk.t.wstep[a.x]
 	if ws > k && ws <= wk.hi {
-		wk.expand(s, x, in, cIn, vlIn, sl, ws)
+		wk.expand(s, a, sl, ws)
 	}
-	if vs := wk.w.vlStep; vs > k && vs <= wk.hi && vs != ws && wk.w.vlTouched[x] {
-		wk.expand(s, x, in, cIn, vlIn, sl, vs)
+	if vs := wk.w.vlStep; vs > k && vs <= wk.hi && vs != ws && wk.w.vlTouched[a.x] {
+		wk.expand(s, a, sl, vs)
 	}
 }
 
-func (wk *walker) expand(s *seed, x int32, in uint8, cIn int32, vlIn uint8, sl uint8, k int32) {
-	t, w := wk.t, wk.w
+func (wk *walker) expand(s *seed, a arrival, sl uint8, k int32) {
+	t, w, x := wk.t, wk.w, a.x
 	for _, p := range t.ports(x, k, &wk.buf) {
 		if x == t.dsw {
-			if p != t.dport {
-				why := failWrongPort
-				if p == 0xFF {
-					why = failNoRoute
-				}
+			if why := lft.Arrive(p, t.dport); why != lft.Delivered {
 				wk.fail(s, x, why, k)
 			}
 			continue
 		}
-		c2, why := w.hop(x, p)
+		c2, why := lft.Hop(w.g, x, p)
 		if c2 < 0 {
 			wk.fail(s, x, why, k)
 			continue
 		}
-		for _, vl := range w.vls(x, in, p, sl, k, &wk.vbuf) {
+		for _, vl := range w.vls(x, a.in, p, sl, k, &wk.vbuf) {
 			wk.vlMax = max(wk.vlMax, vl)
 			if int(vl) >= w.es.V {
 				continue // over the limit: reported through vlMax
 			}
-			if cIn >= 0 && wk.emit != nil {
-				wk.emit(w.es.edge(cIn, vlIn, c2, vl))
+			if a.cIn >= 0 && wk.emit != nil {
+				wk.emit(w.es.edge(a.cIn, a.vlIn, c2, vl))
 			}
 			wk.push(c2, vl, sl, k)
 		}
@@ -182,7 +186,7 @@ func (wk *walker) push(c int32, vl, sl uint8, k int32) {
 	wk.bkt[k-wk.lo] = append(wk.bkt[k-wk.lo], id)
 }
 
-func (wk *walker) fail(s *seed, x int32, why uint8, k int32) {
+func (wk *walker) fail(s *seed, x int32, why lft.Reason, k int32) {
 	if !wk.strict {
 		return
 	}
@@ -226,7 +230,7 @@ func (wk *walker) static(t *destTL, idx []int32, k int32) (loops, dropped int64,
 			return
 		}
 		if !ex.valid {
-			why := failLoop
+			why := lft.Loop
 			if f&reachLoop == 0 {
 				why = wk.why[s.u]
 			}
@@ -278,7 +282,7 @@ func (wk *walker) reach(u int32, k int32) uint8 {
 				for _, p := range opts {
 					if p != t.dport {
 						wk.flags[x] |= reachBad
-						wk.where[x], wk.why[x] = x, failWrongPort
+						wk.where[x], wk.why[x] = x, lft.WrongPort
 					}
 				}
 			}
@@ -294,7 +298,7 @@ func (wk *walker) reach(u int32, k int32) uint8 {
 			continue
 		}
 		wk.stIdx[top]++
-		c, why := wk.w.hop(x, opts[i])
+		c, why := lft.Hop(wk.w.g, x, opts[i])
 		if c < 0 {
 			if wk.flags[x]&reachBad == 0 {
 				wk.where[x], wk.why[x] = x, why

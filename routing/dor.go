@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -283,7 +284,7 @@ func lidsBySwitch(g *fabric.Graph) destLIDs {
 // independent, so they are spread over workers with ForEach.
 func (t *torusShape) fill(ctx context.Context, g *fabric.Graph, r *lft.Routing, dl destLIDs, opt Options) error {
 	S := g.NumSwitches()
-	return ForEach(ctx, S, opt.Workers, opt.Progress, func(_, i int) error {
+	return parallel.ForProgress(ctx, S, opt.Workers, opt.Progress, func(_, i int) error {
 		u := int32(i)
 		row := r.Row(u)
 		var slRow []uint8

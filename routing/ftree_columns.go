@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -33,7 +34,7 @@ func (ft *ftreeRun) columns(ctx context.Context, r *lft.Routing, opt Options) (i
 	S := g.NumSwitches()
 	scratch := make([]*ftreeScratch, opt.Workers)
 	var detours atomic.Int64
-	err := ForEach(ctx, len(ft.runs)-1, opt.Workers, opt.Progress, func(w, j int) error {
+	err := parallel.ForProgress(ctx, len(ft.runs)-1, opt.Workers, opt.Progress, func(w, j int) error {
 		sc := scratch[w]
 		if sc == nil {
 			sc = &ftreeScratch{row: make([]uint16, S), det: make([]uint16, S), queue: make([]int32, S),

@@ -1,11 +1,11 @@
 package routing
 
 import (
+	"context"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -33,9 +33,6 @@ func Measure(g *fabric.Graph, r *lft.Routing, workers int) (*Metrics, error) {
 	if err := r.CheckShape(g); err != nil {
 		return nil, err
 	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	var dests []int
 	for _, t := range g.Terms {
 		if t.Switch < 0 || t.LID == 0 {
@@ -47,34 +44,26 @@ func Measure(g *fabric.Graph, r *lft.Routing, workers int) (*Metrics, error) {
 	}
 	type part struct {
 		m   Metrics
-		err error
 		sum int64
+		tw  *treeWalker
 	}
-	parts := make([]part, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			p := &parts[w]
-			p.m = Metrics{EFI: make([]int64, g.NumChannels()), VLPairs: make([]int64, lft.MaxVLs+1), MinHops: 1 << 30}
-			tw := newTreeWalker(g, r)
-			for i := w; i < len(dests); i += workers {
-				if err := tw.measure(dests[i], &p.m, &p.sum); err != nil {
-					p.err = err
-					return
-				}
-			}
-		}(w)
+	comp := g.SwitchComponents()
+	parts := make([]part, parallel.Workers(len(dests), workers))
+	for w := range parts {
+		parts[w] = part{m: Metrics{EFI: make([]int64, g.NumChannels()), VLPairs: make([]int64, lft.MaxVLs+1), MinHops: 1 << 30},
+			tw: newTreeWalker(g, r, comp)}
 	}
-	wg.Wait()
+	err := parallel.For(context.Background(), len(dests), workers, func(w, i int) error {
+		p := &parts[w]
+		return p.tw.measure(dests[i], &p.m, &p.sum)
+	})
+	if err != nil {
+		return nil, err
+	}
 	m := &Metrics{EFI: make([]int64, g.NumChannels()), VLPairs: make([]int64, lft.MaxVLs+1), MinHops: 1 << 30,
 		NumVLs: r.NumVLs, LFTEntries: r.Entries()}
 	var sum int64
 	for _, p := range parts {
-		if p.err != nil {
-			return nil, p.err
-		}
 		m.Pairs += p.m.Pairs
 		m.MinHops = min(m.MinHops, p.m.MinHops)
 		m.MaxHops = max(m.MaxHops, p.m.MaxHops)
@@ -108,49 +97,23 @@ func Measure(g *fabric.Graph, r *lft.Routing, workers int) (*Metrics, error) {
 // treeWalker measures one destination at a time: the LFT column of a
 // destination is a forest of next hops; loads accumulate from the leaves.
 type treeWalker struct {
-	g     *fabric.Graph
-	r     *lft.Routing
-	hops  []int32 // per switch: hops to the destination switch, -1 unknown
-	load  []int64
-	order [][]int32 // switches by hop count
-	stack []int32
-	comp  []int32
+	g    *fabric.Graph
+	r    *lft.Routing
+	w    *lft.Walker
+	load []int64
+	comp []int32
 }
 
-func newTreeWalker(g *fabric.Graph, r *lft.Routing) *treeWalker {
-	S := g.NumSwitches()
-	tw := &treeWalker{g: g, r: r, hops: make([]int32, S), load: make([]int64, S), comp: make([]int32, S)}
-	for i := range tw.comp {
-		tw.comp[i] = -1
-	}
-	dist, q := make([]int32, S), make([]int32, S)
-	for s := int32(0); int(s) < S; s++ {
-		if tw.comp[s] < 0 {
-			g.BFS(s, dist, q)
-			for t, d := range dist {
-				if d >= 0 {
-					tw.comp[t] = s
-				}
-			}
-		}
-	}
-	return tw
+func newTreeWalker(g *fabric.Graph, r *lft.Routing, comp []int32) *treeWalker {
+	return &treeWalker{g: g, r: r, w: lft.NewWalker(g, r), load: make([]int64, g.NumSwitches()), comp: comp}
 }
 
 func (tw *treeWalker) measure(d int, m *Metrics, sum *int64) error {
-	g, r := tw.g, tw.r
-	_, term := g.Owner(d)
-	dsw := g.Terms[term].Switch
-	S := g.NumSwitches()
-	for i := range tw.hops {
-		tw.hops[i] = -1
-		tw.load[i] = 0
-	}
-	for i := range tw.order {
-		tw.order[i] = tw.order[i][:0]
-	}
-	tw.hops[dsw] = 0
-	for u := int32(0); int(u) < S; u++ {
+	g, r, w := tw.g, tw.r, tw.w
+	dsw, _, term := lft.Target(g, d)
+	w.Dest(d)
+	clear(tw.load)
+	for u := int32(0); int(u) < g.NumSwitches(); u++ {
 		n := int64(g.TermOff[u+1] - g.TermOff[u])
 		if u == dsw {
 			n--
@@ -158,44 +121,12 @@ func (tw *treeWalker) measure(d int, m *Metrics, sum *int64) error {
 		if n <= 0 || tw.comp[u] != tw.comp[dsw] {
 			continue
 		}
+		if why, at := w.Resolve(u); why != lft.Delivered {
+			return fmt.Errorf("routing: metrics: LID %d from switch %q: %s at switch %q (verify the routing first)",
+				d, g.SwitchName(u), why, g.SwitchName(at))
+		}
 		tw.load[u] = n
-		if tw.hops[u] >= 0 {
-			continue
-		}
-		// Follow next hops until a switch of known distance.
-		tw.stack = tw.stack[:0]
-		x := u
-		for tw.hops[x] < 0 {
-			tw.stack = append(tw.stack, x)
-			if len(tw.stack) > S {
-				return fmt.Errorf("routing: metrics: forwarding loop towards LID %d (verify the routing first)", d)
-			}
-			c := g.ChannelAt(x, r.Port(x, d))
-			if c < 0 {
-				return fmt.Errorf("routing: metrics: switch %q has no route to LID %d (verify the routing first)", g.SwitchName(x), d)
-			}
-			x = g.Head[c]
-		}
-		h := tw.hops[x]
-		for i := len(tw.stack) - 1; i >= 0; i-- {
-			h++
-			tw.hops[tw.stack[i]] = h
-		}
-	}
-	for u := int32(0); int(u) < S; u++ {
-		if h := tw.hops[u]; h > 0 {
-			for int(h) >= len(tw.order) {
-				tw.order = append(tw.order, nil)
-			}
-			tw.order[h] = append(tw.order[h], u)
-		}
-	}
-	for u := int32(0); int(u) < S; u++ {
-		n := tw.load[u]
-		if n == 0 {
-			continue
-		}
-		h := int(tw.hops[u])
+		h := int(w.Hops(u))
 		m.Pairs += n
 		*sum += n * int64(h)
 		m.MinHops = min(m.MinHops, h)
@@ -212,13 +143,6 @@ func (tw *treeWalker) measure(d int, m *Metrics, sum *int64) error {
 			m.VLPairs[r.SL2VL.InjectVL(r.SL.ByDest[d])] += n
 		}
 	}
-	// Push loads towards the destination, farthest switches first.
-	for h := len(tw.order) - 1; h >= 1; h-- {
-		for _, u := range tw.order[h] {
-			c := g.ChannelAt(u, r.Port(u, d))
-			m.EFI[c] += tw.load[u]
-			tw.load[g.Head[c]] += tw.load[u]
-		}
-	}
+	w.Accumulate(tw.load, m.EFI)
 	return nil
 }

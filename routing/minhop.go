@@ -50,7 +50,7 @@ func (MinHop) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 	opt = opt.WithDefaults()
 	r := lft.New(g, "minhop")
 	fill := func(dst int32, row []uint16, queue []int32) { hopRow(g, dst, row, queue) }
-	if err := routeBalanced(ctx, g, r, Destinations(g), nil, fill, opt); err != nil {
+	if err := routeBalanced(ctx, g, r, nil, fill, opt); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -1,22 +1,18 @@
 package routing
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
 )
 
 // Shared scaffolding of the per-destination engines (MinHop, Up*/Down*,
-// fat-tree, and whoever else wants it): the destination list, a
-// deterministic parallel loop, hop distances on the CSR switch graph,
-// switch components and root resolution.
+// fat-tree, and whoever else wants it): the destination list, hop
+// distances on the CSR switch graph, switch components and root
+// resolution.
 
 // Dest is one destination LID and where it is delivered.
 type Dest struct {
@@ -48,78 +44,6 @@ func Destinations(g *fabric.Graph) []Dest {
 		}
 	}
 	return out
-}
-
-// ForEach calls fn(w, i) for every i in [0, n) on up to workers goroutines
-// (workers <= 0 means GOMAXPROCS); w in [0, workers) names the calling
-// worker so that fn can use per-worker scratch. Units are handed out in
-// increasing order, one at a time. The outcome does not depend on workers
-// as long as unit i writes only state that no other unit reads or writes
-// (e.g. one LFT column per destination).
-//
-// ForEach checks ctx between units and calls progress(done, n), when
-// non-nil, after every unit that completes a 1/256 share and after the
-// last one (the calls may come from several goroutines). When units fail it
-// stops handing out new ones and returns the error of the lowest failing
-// unit, which does not depend on the scheduling: every unit below it was
-// handed out earlier and runs to completion. Cancellation returns ctx.Err().
-func ForEach(ctx context.Context, n, workers int, progress func(done, total int), fn func(w, i int) error) error {
-	if n <= 0 {
-		return ctx.Err()
-	}
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	workers = min(workers, n)
-	step := max(1, n/256)
-	var (
-		next, done atomic.Int64
-		stop       atomic.Bool
-		mu         sync.Mutex
-		errIdx     = n
-		firstErr   error
-	)
-	run := func(w int) {
-		for !stop.Load() {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				return
-			}
-			if err := ctx.Err(); err != nil {
-				stop.Store(true)
-				return
-			}
-			if err := fn(w, i); err != nil {
-				mu.Lock()
-				if i < errIdx {
-					errIdx, firstErr = i, err
-				}
-				mu.Unlock()
-				stop.Store(true)
-				return
-			}
-			if d := int(done.Add(1)); progress != nil && (d%step == 0 || d == n) {
-				progress(d, n)
-			}
-		}
-	}
-	if workers == 1 {
-		run(0)
-	} else {
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				run(w)
-			}(w)
-		}
-		wg.Wait()
-	}
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
 }
 
 // HopsTo fills dist with the hop count (switch-to-switch cables) of a

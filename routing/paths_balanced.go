@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -44,11 +45,11 @@ type balancer struct {
 // blockEntries bounds the distance-row entries kept per block (16 MiB).
 const blockEntries = 8 << 20
 
-// routeBalanced fills r's LFT columns for dests (in LID order) as the
-// balancer describes, with rows computed by fill.
-func routeBalanced(ctx context.Context, g *fabric.Graph, r *lft.Routing, dests []Dest, up []bool,
+// routeBalanced fills r's LFT columns for every destination of g (in LID
+// order) as the balancer describes, with rows computed by fill.
+func routeBalanced(ctx context.Context, g *fabric.Graph, r *lft.Routing, up []bool,
 	fill func(dst int32, row []uint16, queue []int32), opt Options) error {
-	S := g.NumSwitches()
+	S, dests := g.NumSwitches(), Destinations(g)
 	if S == 0 || len(dests) == 0 {
 		return ctx.Err()
 	}
@@ -86,12 +87,12 @@ func routeBalanced(ctx context.Context, g *fabric.Graph, r *lft.Routing, dests [
 			b.rows = make([]uint16, need)
 		}
 		b.rows = b.rows[:len(b.slots)*S]
-		err := ForEach(ctx, len(b.slots), opt.Workers, nil, func(w, i int) error {
+		err := parallel.For(ctx, len(b.slots), opt.Workers, func(w, i int) error {
 			b.fill(b.slots[i], b.rows[i*S:(i+1)*S], b.queues[w])
 			return nil
 		})
 		if err == nil {
-			err = ForEach(ctx, S, opt.Workers, nil, func(w, u int) error {
+			err = parallel.For(ctx, S, opt.Workers, func(w, u int) error {
 				b.choose(w, int32(u), lo, hi)
 				return nil
 			})

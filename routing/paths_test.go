@@ -179,43 +179,6 @@ func TestHopsTo(t *testing.T) {
 	}
 }
 
-// TestForEach checks the lowest failing unit wins, progress, and workers.
-func TestForEach(t *testing.T) {
-	for _, w := range []int{1, 3, 8} {
-		var sum atomic.Int64
-		err := ForEach(context.Background(), 100, w, nil, func(_, i int) error {
-			sum.Add(int64(i))
-			return nil
-		})
-		if err != nil || sum.Load() != 4950 {
-			t.Fatalf("%d workers: sum %d, err %v", w, sum.Load(), err)
-		}
-		err = ForEach(context.Background(), 1000, w, nil, func(_, i int) error {
-			if i%7 == 3 {
-				return fmt.Errorf("unit %d", i)
-			}
-			return nil
-		})
-		if err == nil || err.Error() != "unit 3" {
-			t.Fatalf("%d workers: err %v, want unit 3", w, err)
-		}
-		var last atomic.Int64
-		_ = ForEach(context.Background(), 1000, w, func(done, total int) {
-			if total != 1000 {
-				t.Errorf("total %d", total)
-			}
-			for cur := last.Load(); int64(done) > cur && !last.CompareAndSwap(cur, int64(done)); cur = last.Load() {
-			}
-		}, func(_, _ int) error { return nil })
-		if last.Load() != 1000 {
-			t.Fatalf("%d workers: progress reached %d", w, last.Load())
-		}
-	}
-	if err := ForEach(context.Background(), 0, 4, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestResolveSwitch covers GUIDs, port GUIDs, descriptions and ambiguity.
 func TestResolveSwitch(t *testing.T) {
 	f := blMust(topo.Clos2(4)).Fabric.Clone()

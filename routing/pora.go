@@ -6,6 +6,7 @@ import (
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -240,7 +241,7 @@ func (t *novaShape) tables(ctx context.Context, g *fabric.Graph, pl *poraPlan, s
 		t.sl2vl(g, r, sc, nbits)
 	}
 	dl := lidsBySwitch(g)
-	err := ForEach(ctx, S, opt.Workers, opt.Progress, func(_, i int) error {
+	err := parallel.ForProgress(ctx, S, opt.Workers, opt.Progress, func(_, i int) error {
 		u := int32(i)
 		row := r.Row(u)
 		var slRow []uint8

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -66,7 +67,7 @@ func (e UpDn) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 	}
 	ud := updnOrientation(g, roots)
 	r := lft.New(g, "updn")
-	if err := routeBalanced(ctx, g, r, Destinations(g), ud.up, func(dst int32, row []uint16, queue []int32) {
+	if err := routeBalanced(ctx, g, r, ud.up, func(dst int32, row []uint16, queue []int32) {
 		ud.dist(g, dst, row, queue)
 	}, opt); err != nil {
 		return nil, err
@@ -120,7 +121,7 @@ func centres(ctx context.Context, g *fabric.Graph, comp, root []int32, workers i
 	marks := make([][]uint32, workers)
 	queues := make([][]int32, workers)
 	stamps := make([]uint32, workers)
-	err := ForEach(ctx, S, workers, nil, func(w, i int) error {
+	err := parallel.For(ctx, S, workers, func(w, i int) error {
 		s := int32(i)
 		if root[comp[s]] >= 0 {
 			ecc[s] = -1

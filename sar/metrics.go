@@ -46,17 +46,12 @@ func Measure(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*Metrics, err
 	load := make([]int64, C)
 	src := make([]int64, S)
 	carry := make([]int64, S)
-	hops := make([]int32, S)
-	var order []int32
+	w := lft.NewWalker(g, r)
 	m := &Metrics{}
 	for j, job := range jobs {
 		jm := JobMetrics{ID: job.ID}
-		for i := range load {
-			load[i] = 0
-		}
-		for i := range src {
-			src[i] = 0
-		}
+		clear(load)
+		clear(src)
 		var mine []int32
 		for _, t := range job.Terms {
 			if t < 0 || int(t) >= len(g.Terms) || of[t] != int32(j) || g.Terms[t].Switch < 0 {
@@ -69,38 +64,10 @@ func Measure(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*Metrics, err
 		for _, t := range mine {
 			tm := &g.Terms[t]
 			for l := 0; l < 1<<tm.LMC; l++ {
-				d := int(tm.LID) + l
 				// Load of this destination: the job's terminals on each
 				// switch, pushed along the forwarding tree.
-				order = order[:0]
-				for v := int32(0); int(v) < S; v++ {
-					carry[v] = src[v]
-					hops[v] = -1
-				}
-				carry[tm.Switch]-- // the destination port itself sends nothing to itself
-				hops[tm.Switch] = 0
-				for v := int32(0); int(v) < S; v++ {
-					if src[v] == 0 || hops[v] >= 0 {
-						continue
-					}
-					if err := walkHops(g, r, d, v, hops); err != nil {
-						return nil, err
-					}
-				}
-				for v := int32(0); int(v) < S; v++ {
-					if hops[v] > 0 {
-						order = append(order, v)
-					}
-				}
-				// farthest first
-				sortByHops(order, hops)
-				for _, v := range order {
-					if carry[v] == 0 {
-						continue
-					}
-					c := g.ChannelAt(v, r.Port(v, d))
-					load[c] += carry[v]
-					carry[g.Head[c]] += carry[v]
+				if err := jobDest(w, int(tm.LID)+l, src, carry, load); err != nil {
+					return nil, err
 				}
 				jm.Paths += int64(len(mine) - 1)
 			}
@@ -127,42 +94,21 @@ func Measure(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*Metrics, err
 	return m, nil
 }
 
-// walkHops fills hops[x] (switch hops to the destination LID d) for the
-// switches on v's path, stopping at a switch of known distance.
-func walkHops(g *fabric.Graph, r *lft.Routing, d int, v int32, hops []int32) error {
-	var path []int32
-	x := v
-	for hops[x] < 0 {
-		path = append(path, x)
-		if len(path) > len(hops) {
-			return fmt.Errorf("sar: forwarding loop towards LID %d (verify the routing first)", d)
+// jobDest adds to load (per channel) the paths towards LID d from src[x]
+// job terminals on each switch x, the destination port itself excepted.
+func jobDest(w *lft.Walker, d int, src, carry, load []int64) error {
+	dsw := w.Dest(d)
+	copy(carry, src)
+	carry[dsw]-- // the destination port itself sends nothing to itself
+	for v := int32(0); int(v) < len(src); v++ {
+		if src[v] == 0 {
+			continue
 		}
-		c := g.ChannelAt(x, r.Port(x, d))
-		if c < 0 {
-			return fmt.Errorf("sar: switch %q has no route to LID %d (verify the routing first)", g.SwitchName(x), d)
+		if why, at := w.Resolve(v); why != lft.Delivered {
+			g := w.Graph()
+			return fmt.Errorf("sar: LID %d from switch %q: %s at switch %q (verify the routing first)", d, g.SwitchName(v), why, g.SwitchName(at))
 		}
-		x = g.Head[c]
 	}
-	h := hops[x]
-	for i := len(path) - 1; i >= 0; i-- {
-		h++
-		hops[path[i]] = h
-	}
+	w.Accumulate(carry, load)
 	return nil
-}
-
-// sortByHops orders switches by decreasing hop count (counting sort).
-func sortByHops(order []int32, hops []int32) {
-	maxH := int32(0)
-	for _, v := range order {
-		maxH = max(maxH, hops[v])
-	}
-	buckets := make([][]int32, maxH+1)
-	for _, v := range order {
-		buckets[hops[v]] = append(buckets[hops[v]], v)
-	}
-	order = order[:0]
-	for h := maxH; h >= 0; h-- {
-		order = append(order, buckets[h]...)
-	}
 }

@@ -1,7 +1,6 @@
 package enginetest
 
 import (
-	"fmt"
 	"sort"
 
 	"gonum.org/v1/gonum/graph/simple"
@@ -22,42 +21,20 @@ type VChan struct {
 // next asks for To.
 type Dep struct{ From, To VChan }
 
-// Reason says whether and why a pair is not delivered; the failures are
-// the ones cdg.Verify tells apart.
-type Reason uint8
+// Reason says whether and why a pair is not delivered: lft's list, the
+// one cdg.Verify reports (the reference walks on its own, see follow).
+type Reason = lft.Reason
 
 // Outcomes of a walk.
 const (
-	Delivered Reason = iota
-	Loop             // the walk comes back to a switch it has visited
-	NoRoute          // LFT entry lft.NoPort
-	BadPort          // port beyond the switch's port count
-	Uncabled         // port without a cable
-	WrongNode        // port 0, or a port cabled to a CA or router
-	WrongPort        // the destination switch forwards on another port
+	Delivered = lft.Delivered
+	Loop      = lft.Loop
+	NoRoute   = lft.NoRoute
+	BadPort   = lft.BadPort
+	Uncabled  = lft.Uncabled
+	WrongNode = lft.WrongNode
+	WrongPort = lft.WrongPort
 )
-
-// Text returns the phrase cdg.Verify uses for the reason in
-// Report.Examples.
-func (r Reason) Text() string {
-	switch r {
-	case Delivered:
-		return "ok"
-	case Loop:
-		return "forwarding loop"
-	case NoRoute:
-		return "no route (LFT entry 0xFF)"
-	case BadPort:
-		return "LFT port beyond the switch's port count"
-	case Uncabled:
-		return "LFT port not cabled"
-	case WrongNode:
-		return "LFT port ends the path before the destination (port 0, or a CA or router port)"
-	case WrongPort:
-		return "wrong port at the destination switch"
-	}
-	return fmt.Sprintf("Reason(%d)", uint8(r))
-}
 
 // Failure is one undelivered (source port, destination LID) pair.
 type Failure struct {

@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/flitsim"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/routing"
 	_ "github.com/nuesm/nuesm/sar" // registers every engine (sar, nue, dfsssp)
 	"github.com/nuesm/nuesm/topo"
@@ -118,8 +118,8 @@ type Point struct {
 
 // Study runs the fail-in-place study on a fabric with LIDs and returns its
 // points ordered by seed, year, engine and pattern (the orders of cfg).
-// progress, when set, is called after each (seed, year, engine) case, from
-// one goroutine at a time.
+// progress, when set, is called as (seed, year, engine) cases complete (at
+// least after every 1/256 of them), one call at a time.
 func Study(ctx context.Context, f *fabric.Fabric, cfg Config, progress func(done, total int)) ([]Point, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.validate(); err != nil {
@@ -153,55 +153,29 @@ func Study(ctx context.Context, f *fabric.Fabric, cfg Config, progress func(done
 	nE, nP := len(cfg.Engines), len(cfg.Patterns)
 	points := make([]Point, len(states)*nE*nP)
 	total := len(states) * nE
-	jobs := make(chan int)
-	var (
-		mu       sync.Mutex
-		done     int
-		firstErr error
-		wg       sync.WaitGroup
-	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for w := 0; w < min(cfg.Workers, total); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range jobs {
-				st, e := states[k/nE], cfg.Engines[k%nE]
-				out := points[k*nP : (k+1)*nP]
-				for i := range out {
-					out[i] = Point{Seed: st.seed, Year: st.year, Engine: e, Pattern: cfg.Patterns[i],
-						LinkFailures: st.nl, SwitchFailures: st.ns, Repaired: st.nr}
-				}
-				err := runCase(ctx, st.fab, e, st.seed, cfg, out)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("fip: seed %d year %d %s: %w", st.seed, st.year, e, err)
-					cancel()
-				}
-				done++
-				if progress != nil {
-					progress(done, total)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for k := 0; k < total; k++ {
-		select {
-		case jobs <- k:
-		case <-ctx.Done():
-			break feed
+	err := parallel.ForProgress(ctx, total, cfg.Workers, progress, func(_, k int) error {
+		st, e := states[k/nE], cfg.Engines[k%nE]
+		out := points[k*nP : (k+1)*nP]
+		for i := range out {
+			out[i] = Point{Seed: st.seed, Year: st.year, Engine: e, Pattern: cfg.Patterns[i],
+				LinkFailures: st.nl, SwitchFailures: st.ns, Repaired: st.nr}
 		}
-	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+		if err := runCase(ctx, st.fab, e, st.seed, cfg, out); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped by another case's failure or by the caller
+			}
+			cancel() // the first failure stops the cases in flight
+			return fmt.Errorf("fip: seed %d year %d %s: %w", st.seed, st.year, e, err)
+		}
+		return nil
+	})
+	if err != nil && err == ctx.Err() {
 		return nil, fmt.Errorf("fip: %w", err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return points, nil
 }

@@ -6,9 +6,7 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"runtime"
 	"strings"
-	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -18,6 +16,7 @@ import (
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/flitsim"
 	fplot "github.com/nuesm/nuesm/flitsim/plot"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -65,36 +64,15 @@ type job struct {
 // their results in job order; a deadlock is an error (the routings are
 // verified, so it would be a simulator bug).
 func runAll(ctx context.Context, jobs []job, workers int) ([]*flitsim.Result, error) {
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	out := make([]*flitsim.Result, len(jobs))
-	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = jobs[i].net.Run(ctx, jobs[i].tr, jobs[i].opt)
-			}
-		}()
-	}
-	for i := range jobs {
-		if ctx.Err() != nil {
-			break
+	err := parallel.For(ctx, len(jobs), workers, func(_, i int) error {
+		var err error
+		if out[i], err = jobs[i].net.Run(ctx, jobs[i].tr, jobs[i].opt); err != nil {
+			return fmt.Errorf("run %d (%s, load %g): %w", i, jobs[i].tr.Pattern, jobs[i].tr.Load, err)
 		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("run %d (%s, load %g): %w", i, jobs[i].tr.Pattern, jobs[i].tr.Load, err)
-		}
-	}
-	return out, ctx.Err()
+		return nil
+	})
+	return out, err
 }
 
 // loadRange returns from, from+step, …, to (rounded to 1e-9).
