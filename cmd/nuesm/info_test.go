@@ -33,3 +33,15 @@ func TestInfoWarnsWithoutLIDs(t *testing.T) {
 		t.Fatalf("with LIDs: %v\n%s", err, out)
 	}
 }
+
+// TestDirectoryAsDump: a directory given as the dump is named as such,
+// without the reader's noise ("adir:0: read: read adir: …").
+func TestDirectoryAsDump(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"info", dir}, {"route", dir, "-o", filepath.Join(dir, "o")}} {
+		_, _, err := run(t, args...)
+		if err == nil || err.Error() != dir+" is a directory, expected an ibnetdiscover dump" || exitCode(err) != exitInput {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}

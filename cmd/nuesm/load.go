@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/defaults"
@@ -18,6 +19,9 @@ func fabricArg(args []string, useDefault bool) (string, error) {
 		return "", nil
 	case len(args) == 0:
 		return "", usageError(fmt.Errorf("no fabric: give a FILE (an ibnetdiscover dump) or --default"))
+	}
+	if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+		return "", inputError(fmt.Errorf("%s is a directory, expected an ibnetdiscover dump", args[0]))
 	}
 	return args[0], nil
 }
