@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/nuesm/nuesm/sm"
 )
 
 // TestServeDryRunFailsLikeTheDaemon: --dry-run fails on everything the
@@ -87,5 +90,28 @@ func TestServeTokenFromEnvironment(t *testing.T) {
 	cfg, err = serveConfig(fl, sf)
 	if err != nil || cfg.Token != "" || cfg.TokenFile != "/run/secrets/token" {
 		t.Fatalf("token %q file %q, %v", cfg.Token, cfg.TokenFile, err)
+	}
+}
+
+// TestBannerWithoutTables: the banner does not claim tables are
+// published when there are none.
+func TestBannerWithoutTables(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.topo")
+	if err := os.WriteFile(garbage, []byte("no dump\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sm.New(sm.Config{Fabric: garbage, Output: filepath.Join(dir, "out"), Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	var b strings.Builder
+	printBanner(ctx, &b, srv, filepath.Join(dir, "out"))
+	if !strings.Contains(b.String(), "(none published yet)") || strings.Contains(b.String(), "tables in") {
+		t.Fatalf("banner %q", b.String())
 	}
 }
