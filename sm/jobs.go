@@ -113,7 +113,10 @@ func (s *Server) jobsAnswered(reasons []string, err error) {
 		s.queue(r)
 	}
 	if len(reasons) == 0 && err == nil && s.jobsChanged() {
-		s.Trigger("slurm-jobs-changed")
+		// Not Trigger: it would ask SLURM again, and again while the
+		// reroute runs.
+		s.metrics.countTrigger("slurm-jobs-changed")
+		s.queue("slurm-jobs-changed")
 	}
 }
 

@@ -2,6 +2,7 @@ package sm
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
 )
 
@@ -102,4 +105,44 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// countingJobs answers with a new job set on every query and counts
+// the queries.
+type countingJobs struct{ queries atomic.Int32 }
+
+func (c *countingJobs) Fetch(context.Context) (JobSet, error) {
+	n := c.queries.Add(1)
+	return mapFunc(func(g *fabric.Graph) ([]routing.Job, []JobStatus, error) {
+		jobs, st, err := twoSwitchJob(g)
+		for i := range jobs {
+			jobs[i].ID = fmt.Sprint(n)
+			st[i].ID = jobs[i].ID
+		}
+		return jobs, st, err
+	}), nil
+}
+
+// TestJobChangesDoNotHammerSLURM: while a reroute runs, changed jobs
+// queue one more reroute; they do not make the daemon ask SLURM in a
+// loop.
+func TestJobChangesDoNotHammerSLURM(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "fabric.topo")
+	ft, err := topo.FatTree(4, 2, 0)
+	writeFabric(t, fab, ft, err)
+	name, g := newGate(t)
+	src := &countingJobs{}
+	s := start(t, Config{Fabric: fab, Output: filepath.Join(dir, "out"), Engines: name,
+		SLURM: SLURMConfig{Enabled: true, Poll: Duration{time.Second}, Timeout: Duration{time.Minute}}}, WithJobSource(src))
+	waitFor(t, s, "first publish", func(st Status) bool { return st.LastResult == resultPublished })
+	g.close(false)
+	s.Trigger("test")
+	g.awaitHeld(t)
+	n := src.queries.Load()
+	time.Sleep(1500 * time.Millisecond) // about one poll interval
+	if q := src.queries.Load() - n; q > 3 {
+		t.Fatalf("%d SLURM queries during one held reroute (poll 1s)", q)
+	}
+	g.reopen()
 }
