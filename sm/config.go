@@ -71,10 +71,11 @@ type SLURMConfig struct {
 	// RestToken and RestUser authenticate to slurmrestd (JWT).
 	RestToken string `toml:"rest_token"`
 	RestUser  string `toml:"rest_user"`
-	// Poll is the polling interval (default 30s; 0 in the file = default,
-	// "off" disables polling: only POST /reroute from the hooks).
+	// Poll is the polling interval (default 30s, at least 1s; "off"
+	// disables polling: only the hooks' POST /reroute and the daemon's
+	// own reroutes ask SLURM).
 	Poll Duration `toml:"poll"`
-	// Timeout bounds one query (default 10s).
+	// Timeout bounds one query (default 10s; it cannot be "off").
 	Timeout Duration `toml:"timeout"`
 	// MinTimeLimit drops jobs with a shorter time limit (default 10m, as
 	// the SAR filter did).
