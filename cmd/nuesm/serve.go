@@ -72,8 +72,9 @@ every setting, routing nothing.
 
 Output directory: DIR/gen-NNNNNN holds each published generation,
 DIR/current is the symlink to the newest; the generation before it stays
-(nuesm diff DIR/gen-<previous> DIR/current shows the last change); --keep
-generations are kept in all, fewer when the disk is short.
+(nuesm diff DIR/gen-<previous> DIR/current shows the last change); the
+configuration's keep (3) generations stay in all, fewer when the disk is
+short.
 
 ` + engineHelp,
 		Example: `  nuesm serve --default -o out/serve
