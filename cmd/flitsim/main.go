@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nuesm/nuesm/internal/buildinfo"
 	"github.com/nuesm/nuesm/internal/vlflag"
 )
 
@@ -43,6 +44,7 @@ Examples:
 			return vlflag.Check(cmd.Flags(), "vls")
 		},
 	}
+	buildinfo.AddVersion(root)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newMergeCmd(), newSummaryCmd())
 	return root
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/nuesm/nuesm/internal/buildinfo"
 )
 
 func newRootCmd() *cobra.Command {
@@ -26,6 +28,7 @@ Examples:
 			return checkVLs(cmd.Flags())
 		},
 	}
+	buildinfo.AddVersion(root)
 	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd())
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
