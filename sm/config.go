@@ -12,6 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -113,7 +114,7 @@ const (
 	MinRerouteTimeout = time.Second
 	// DefaultMaxDumpBytes fits any real fabric (about 100 bytes per port
 	// line: millions of ports).
-	DefaultMaxDumpBytes = 256 << 20
+	DefaultMaxDumpBytes = ibnetdiscover.DefaultMaxBytes
 )
 
 // Defaults fills zero fields with defaults.

@@ -87,7 +87,10 @@ func (s *Server) readFabric() ([]byte, string, error) {
 	if s.cfg.Fabric == "" {
 		return []byte(s.defaultText), s.defaultName, nil
 	}
-	b, err := readDump(s.cfg.Fabric, s.cfg.MaxDumpBytes)
+	b, err := ibnetdiscover.ReadFileLimited(s.cfg.Fabric, s.cfg.MaxDumpBytes)
+	if errors.Is(err, ibnetdiscover.ErrTooLarge) {
+		err = fmt.Errorf("%w (max_dump_bytes)", err)
+	}
 	return b, s.cfg.Fabric, err
 }
 
