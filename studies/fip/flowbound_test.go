@@ -3,6 +3,7 @@ package fip
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,7 +118,7 @@ func TestBoundFatTreeLeafUplink(t *testing.T) {
 // flow with pair caps must not exceed Mean.
 func TestBoundAgainstLP(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		tp, err := topo.Random(6, 3, 1+int(seed%2), seed)
+		tp, err := topo.Random(6+2*int(seed%2), 3+int(seed%3%2), 1+int(seed%3), seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +128,7 @@ func TestBoundAgainstLP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conc, mean := lpOptima(t, fn)
+		conc, mean := lpConcurrent(t, fn), lpMean(t, fn)
 		if conc < b.ConcurrentLow-1e-7 || conc > b.Concurrent+1e-7 {
 			t.Errorf("seed %d: LP λ* = %g outside [%g, %g]", seed, conc, b.ConcurrentLow, b.Concurrent)
 		}
@@ -141,106 +142,107 @@ func TestBoundAgainstLP(t *testing.T) {
 	}
 }
 
-// lpOptima solves, in standard form with one flow variable per source
-// switch and channel, the max concurrent flow (λ ≤ 1) and the max total
-// flow with pair caps (per host, at load 1).
-func lpOptima(t *testing.T, fn *flowNet) (conc, mean float64) {
+// lpModel is a standard-form LP under construction (A·x = b, x ≥ 0) whose
+// first K·C variables are the flow of source switch k on channel c.
+type lpModel struct {
+	fn   *flowNet
+	nv   int
+	rows [][]float64
+	rhs  []float64
+}
+
+func (m *lpModel) fv(k, c int) int { return k*m.fn.g.NumChannels() + c }
+
+// add appends a row with right-hand side b.
+func (m *lpModel) add(r []float64, b float64) { m.rows, m.rhs = append(m.rows, r), append(m.rhs, b) }
+
+// conservation returns, for source k and switch v ≠ its source, the row
+// of v's inflow minus outflow of k's flow (what v receives).
+func (m *lpModel) conservation(k int, v int32) []float64 {
+	g, r := m.fn.g, make([]float64, m.nv)
+	for c := 0; c < g.NumChannels(); c++ {
+		if g.Head[c] == v {
+			r[m.fv(k, c)]++
+		}
+		if g.Tail[c] == v {
+			r[m.fv(k, c)]--
+		}
+	}
+	return r
+}
+
+// capacities adds Σ_k f(k, c) + slack_c = 1 for every channel, the slacks
+// at variables slack0 + c.
+func (m *lpModel) capacities(slack0 int) {
+	for c := 0; c < m.fn.g.NumChannels(); c++ {
+		r := make([]float64, m.nv)
+		for k := range m.fn.sources {
+			r[m.fv(k, c)] = 1
+		}
+		r[slack0+c] = 1
+		m.add(r, 1)
+	}
+}
+
+// lpConcurrent solves the max concurrent flow (λ ≤ 1) exactly: variables
+// f, λ, the capacity slacks and λ's slack.
+func lpConcurrent(t *testing.T, fn *flowNet) float64 {
 	t.Helper()
-	g := fn.g
-	K, C := len(fn.sources), g.NumChannels()
-	fv := func(k, c int) int { return k*C + c }
-	nf := K * C
-	// Concurrent: vars f, λ, capacity slacks (C), λ slack.
-	{
-		nv := nf + 1 + C + 1
-		lam := nf
-		var rows [][]float64
-		var rhs []float64
-		for k, s := range fn.sources {
-			for v := 0; v < fn.S; v++ {
-				if int32(v) == s {
-					continue
-				}
-				r := make([]float64, nv)
-				for c := 0; c < C; c++ {
-					if g.Head[c] == int32(v) {
-						r[fv(k, c)]++
-					}
-					if g.Tail[c] == int32(v) {
-						r[fv(k, c)]--
-					}
-				}
-				r[lam] = -fn.demand(s, int32(v))
-				rows, rhs = append(rows, r), append(rhs, 0)
+	K, C := len(fn.sources), fn.g.NumChannels()
+	m := &lpModel{fn: fn, nv: K*C + 1 + C + 1}
+	lam := K * C
+	for k, s := range fn.sources {
+		for v := int32(0); int(v) < fn.S; v++ {
+			if v != s {
+				r := m.conservation(k, v)
+				r[lam] = -fn.demand(s, v)
+				m.add(r, 0)
 			}
 		}
-		for c := 0; c < C; c++ {
-			r := make([]float64, nv)
-			for k := range K {
-				r[fv(k, c)] = 1
-			}
-			r[nf+1+c] = 1
-			rows, rhs = append(rows, r), append(rhs, 1)
-		}
-		r := make([]float64, nv)
-		r[lam], r[nv-1] = 1, 1
-		rows, rhs = append(rows, r), append(rhs, 1)
-		obj := make([]float64, nv)
-		obj[lam] = -1
-		conc = -solve(t, obj, rows, rhs)
 	}
-	// Mean: vars f, served w per (source, target switch), capacity
-	// slacks, w slacks; conservation with w in place of λ·d.
-	{
-		nw := K * K
-		nv := nf + nw + C + nw
-		wv := func(k, j int) int { return nf + k*K + j }
-		var rows [][]float64
-		var rhs []float64
-		offered := 0.0
-		for k, s := range fn.sources {
-			for v := 0; v < fn.S; v++ {
-				if int32(v) == s {
-					continue
-				}
-				r := make([]float64, nv)
-				for c := 0; c < C; c++ {
-					if g.Head[c] == int32(v) {
-						r[fv(k, c)]++
-					}
-					if g.Tail[c] == int32(v) {
-						r[fv(k, c)]--
-					}
-				}
-				for j, tt := range fn.sources {
-					if tt == int32(v) {
-						r[wv(k, j)] = -1
-					}
-				}
-				rows, rhs = append(rows, r), append(rhs, 0)
+	m.capacities(lam + 1)
+	r := make([]float64, m.nv)
+	r[lam], r[m.nv-1] = 1, 1
+	m.add(r, 1)
+	obj := make([]float64, m.nv)
+	obj[lam] = -1
+	return -solve(t, obj, m.rows, m.rhs)
+}
+
+// lpMean solves the max total flow with pair caps exactly, per host at
+// load 1: variables f, the served rate w per (source, target switch), the
+// capacity slacks and the w slacks; pairs on one switch are always
+// served.
+func lpMean(t *testing.T, fn *flowNet) float64 {
+	t.Helper()
+	K, C := len(fn.sources), fn.g.NumChannels()
+	m := &lpModel{fn: fn, nv: K*C + 2*K*K + C}
+	wv := func(k, j int) int { return K*C + k*K + j }
+	offered := 0.0
+	for k, s := range fn.sources {
+		for v := int32(0); int(v) < fn.S; v++ {
+			if v == s {
+				continue
 			}
-			offered += fn.hosts[s] * (fn.hosts[s] - 1) / (fn.N - 1) // same switch: always served
-		}
-		for c := 0; c < C; c++ {
-			r := make([]float64, nv)
-			for k := range K {
-				r[fv(k, c)] = 1
+			r := m.conservation(k, v)
+			if j := slices.Index(fn.sources, v); j >= 0 {
+				r[wv(k, j)] = -1
 			}
-			r[nf+nw+c] = 1
-			rows, rhs = append(rows, r), append(rhs, 1)
+			m.add(r, 0)
 		}
-		obj := make([]float64, nv)
-		for k, s := range fn.sources {
-			for j, tt := range fn.sources {
-				r := make([]float64, nv)
-				r[wv(k, j)], r[nf+nw+C+k*K+j] = 1, 1
-				rows, rhs = append(rows, r), append(rhs, fn.demand(s, tt))
-				obj[wv(k, j)] = -1
-			}
-		}
-		mean = (offered - solve(t, obj, rows, rhs)) / fn.N
+		offered += fn.hosts[s] * (fn.hosts[s] - 1) / (fn.N - 1)
 	}
-	return conc, mean
+	m.capacities(K*C + K*K)
+	obj := make([]float64, m.nv)
+	for k, s := range fn.sources {
+		for j, tt := range fn.sources {
+			r := make([]float64, m.nv)
+			r[wv(k, j)], r[K*C+K*K+C+k*K+j] = 1, 1
+			m.add(r, fn.demand(s, tt))
+			obj[wv(k, j)] = -1
+		}
+	}
+	return (offered - solve(t, obj, m.rows, m.rhs)) / fn.N
 }
 
 func solve(t *testing.T, obj []float64, rows [][]float64, rhs []float64) float64 {
