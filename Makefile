@@ -5,6 +5,9 @@ BIN       := bin
 GOBIN     := $(shell $(GO) env GOPATH)/bin
 STATICCHECK ?= $(GOBIN)/staticcheck
 FUZZTIME  ?= 30s
+# Minimising each new input for the default 60 s starves a short run
+# (most of a 3-minute run went to it); 1 s keeps the runs exploring.
+FUZZMINIMIZETIME ?= 1s
 PKGS      := ./...
 
 .PHONY: all build run test test-short bench bench-nue lint fmt fuzz clean default-fabric
@@ -37,6 +40,13 @@ bench-opensm:
 	$(GO) build -o $(BIN)/ ./cmd/nuesm
 	bench/opensm/bench.sh
 
+## bench-failover: a cable failure on the fat tree k=4 n=3 and the 4x4x4
+## torus healed by nuesm's OpenSM deployer and by OpenSM's own engines (updn,
+## minhop, dfsssp), side by side (real OpenSM on ibsim) -> bench/failover/RESULTS.md
+.PHONY: bench-failover
+bench-failover:
+	NUESM_BENCH_FAILOVER=$(CURDIR)/bench/failover/table.md $(GO) test -count=1 -timeout 60m -run '^TestFailoverBench$$' -v ./cmd/nuesm/
+
 ## bench-fip: the fail-in-place study (issue 9) -> bench/fip/RESULTS.md and plots
 .PHONY: bench-fip
 bench-fip: build
@@ -68,14 +78,23 @@ lint:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## fuzz: short runs of every native fuzz target (FUZZTIME each)
+## fuzz: runs of every native fuzz target, FUZZTIME each (a duration, or
+## a count of executions such as FUZZTIME=1000000x); crashers land in the
+## package's testdata/fuzz/
 fuzz:
 	@for pkg in $$($(GO) list $(PKGS)); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+## fixtures-opensm: rerun OpenSM's dfsssp on the known-answer fabrics that
+## take it tens of seconds (8x8x8 torus, Kautz(7,3)) and rewrite their
+## recordings in dfsssp/testdata/opensm-known-answers (needs ibsim, opensm)
+.PHONY: fixtures-opensm
+fixtures-opensm:
+	NUESM_REQUIRE_TOOLS=1 $(GO) test -count=1 -timeout 60m -run '^TestOpenSMKnownAnswers$$' ./dfsssp -args -record-opensm
 
 ## default-fabric: regenerate the embedded default fabric from its generator
 default-fabric: build

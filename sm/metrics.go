@@ -2,6 +2,11 @@ package sm
 
 import (
 	"net/http"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -32,6 +37,7 @@ type Metrics struct {
 	lastSuccess  prometheus.Gauge
 	generation   prometheus.Gauge
 	triggerCount *prometheus.CounterVec
+	engine       *prometheus.GaugeVec
 }
 
 // NewMetrics creates and registers the metrics.
@@ -78,12 +84,65 @@ func NewMetrics() *Metrics {
 	m.triggerCount = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_reroute_triggers_total",
 		Help: "Reroute triggers by source."}, []string{"source"})
 	f(m.triggerCount)
-	for _, src := range []string{"start", "fabric-changed", "sighup", "http", "slurm-jobs-changed"} {
+	for _, src := range triggerLabels {
 		m.triggerCount.WithLabelValues(src)
 	}
+	m.engine = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "nuesm_routing_engine_info",
+		Help: "1 for the engine that produced the published routing; fallback=\"true\" when it is not the chain's first."}, []string{"engine", "chain", "fallback"})
+	f(m.engine)
+	f(buildInfo())
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// buildInfo is nuesm_build_info: the module version and VCS revision the
+// binary was built from.
+func buildInfo() prometheus.Collector {
+	version, revision := "(devel)", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "nuesm_build_info", Help: "1; labels: the version and VCS revision nuesm was built from, and the Go version.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()}})
+	g.Set(1)
+	return g
+}
+
+// setEngine records the engine of the published routing.
+func (m *Metrics) setEngine(chain, engine string) {
+	m.engine.Reset()
+	first, _, _ := strings.Cut(chain, ",")
+	first, _, _ = strings.Cut(first, ":")
+	m.engine.WithLabelValues(engine, chain, strconv.FormatBool(first != engine)).Set(1)
+}
+
+// triggerLabels are the values of the trigger metric's "source" label:
+// the daemon's own triggers, the SLURM hooks' reasons (contrib/slurm),
+// and "http-other" and "other" for every other reason, so that clients
+// cannot grow the number of series.
+var triggerLabels = []string{"start", "fabric-changed", "fabric-discovered", "sighup", "output-repair", "slurm-jobs-changed",
+	"http", "http-prolog", "http-epilog", "http-hook", "http-other", "other"}
+
+// triggerLabel returns the label value of a trigger reason.
+func triggerLabel(reason string) string {
+	switch {
+	case slices.Contains(triggerLabels, reason):
+		return reason
+	case strings.HasPrefix(reason, "http-"):
+		return "http-other"
+	}
+	return "other"
+}
+
+// countTrigger counts a reroute trigger by its label.
+func (m *Metrics) countTrigger(reason string) {
+	m.triggerCount.WithLabelValues(triggerLabel(reason)).Inc()
 }
 
 // Handler serves the metrics.

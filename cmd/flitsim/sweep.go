@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/flitsim"
+	"github.com/nuesm/nuesm/internal/progress"
 	"github.com/nuesm/nuesm/routing"
 )
 
@@ -113,6 +115,15 @@ func parseEngines(s string, defVLs int) ([]engineSpec, error) {
 	return out, nil
 }
 
+func finite(xs ...float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // parseList parses "a,b,c" or a range "from:to[:step]" (step default 1).
 func parseList(s string) ([]float64, error) {
 	if from, rest, ok := strings.Cut(s, ":"); ok {
@@ -123,15 +134,16 @@ func parseList(s string) ([]float64, error) {
 		a, e1 := strconv.ParseFloat(from, 64)
 		b, e2 := strconv.ParseFloat(to, 64)
 		d, e3 := strconv.ParseFloat(st, 64)
-		if e1 != nil || e2 != nil || e3 != nil || d <= 0 || b < a || (b-a)/d > 10000 {
+		if e1 != nil || e2 != nil || e3 != nil || !finite(a, b, d) || d <= 0 || b < a || (b-a)/d > 10000 {
 			return nil, fmt.Errorf("range %q, expected FROM:TO:STEP with FROM <= TO and STEP > 0", s)
 		}
-		var out []float64
-		for i := 0; ; i++ {
-			// Round to 1e-9 so that 0.1:1:0.1 gives 0.3, not 0.30000000000000004.
-			x := float64(int64((a+float64(i)*d)*1e9+0.5)) / 1e9
-			if x > b+d*1e-6 {
-				break
+		n := int((b-a)/d+1e-6) + 1 // counted, not compared: no endless loop on odd floats
+		out := make([]float64, 0, n)
+		for i := range n {
+			x := a + float64(i)*d
+			if math.Abs(x) < 1e9 {
+				// Round to 1e-9 so that 0.1:1:0.1 gives 0.3, not 0.30000000000000004.
+				x = math.Round(x*1e9) / 1e9
 			}
 			out = append(out, x)
 		}
@@ -143,8 +155,8 @@ func parseList(s string) ([]float64, error) {
 			continue
 		}
 		x, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			return nil, fmt.Errorf("list %q: %q is not a number", s, f)
+		if err != nil || !finite(x) {
+			return nil, fmt.Errorf("list %q: %q is not a finite number", s, f)
 		}
 		out = append(out, x)
 	}
@@ -329,7 +341,10 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 			run = append(run, p)
 		}
 	}
+	rep := progress.New(stderr, "flitsim sweep", progress.Options{})
+	rep.Phase(fmt.Sprintf("simulating %d points", len(run)))
 	done, err := flitsim.Sweep(ctx, nets, tr, opt, run, sf.workers)
+	rep.Stop()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,10 @@
 //
 // Processes are started with exec, stopped when the test ends (SIGTERM,
 // then SIGKILL) and keep their logs in the test's temporary directory; the
-// tail of each log is printed when the test fails. The package has no
+// tail of each log is printed when the test fails. Waits for readiness
+// (ibsim's socket, OpenSM's SUBNET UP, a client's run) give up at
+// Deadline(t), derived from go test's -timeout, not after a fixed time:
+// a busy machine slows a test down without failing it. The package has no
 // dependency on the rest of the module, so that any package's tests may
 // use it.
 package ibtest
@@ -21,10 +24,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -111,7 +116,10 @@ type SimConfig struct {
 	MaxPorts    int           // ibsim -P
 	LinearCap   int           // ibsim -L (LFT size); needed above ~30000 LIDs
 	Host        string        // node the clients attach to (SIM_HOST); "" = the first node of the net file
-	Start       time.Duration // how long to wait for ibsim to come up; default 10 s
+	Start       time.Duration // how long to wait for ibsim to come up; default: until Deadline(t)
+	// Console keeps ibsim's console on a pipe, so that Sim.Console can
+	// send it commands (Unlink, ReLink…).
+	Console bool
 }
 
 // Sim is a running ibsim.
@@ -121,14 +129,17 @@ type Sim struct {
 	Dir      string // directory of its log
 	Host     string // SIM_HOST for clients ("" = default)
 
-	lib  string
-	proc *proc
+	lib     string
+	proc    *proc
+	console io.WriteCloser // ibsim's standard input (SimConfig.Console)
+	conMu   sync.Mutex
 }
 
 // StartSim starts ibsim on netFile (ibnetdiscover format, see ibsim's
 // documentation) with a socket name of its own, waits until its control
-// socket shows up in /proc/net/unix, and arranges for it to be stopped
-// when the test ends. It fails t on error. Call Require first.
+// socket shows up in /proc/net/unix (or ibsim exits), and arranges for it
+// to be stopped when the test ends. It fails t on error. Call Require
+// first.
 func StartSim(t testing.TB, netFile string, cfg SimConfig) *Sim {
 	t.Helper()
 	bin, err := LookPath("ibsim")
@@ -146,7 +157,10 @@ func StartSim(t testing.TB, netFile string, cfg SimConfig) *Sim {
 		Host:     cfg.Host,
 		lib:      lib,
 	}
-	args := []string{"-s", "-n"}
+	args := []string{"-s"}
+	if !cfg.Console {
+		args = append(args, "-n")
+	}
 	for _, o := range []struct {
 		flag string
 		v    int
@@ -158,21 +172,26 @@ func StartSim(t testing.TB, netFile string, cfg SimConfig) *Sim {
 	args = append(args, netFile)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+s.SockName)
+	if cfg.Console {
+		if s.console, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.proc, err = startProc(t, "ibsim", cmd, s.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := cfg.Start
-	if wait <= 0 {
-		wait = 10 * time.Second
+	deadline := Deadline(t)
+	if cfg.Start > 0 {
+		deadline = time.Now().Add(cfg.Start)
 	}
-	deadline := time.Now().Add(wait)
+	start := time.Now()
 	for !socketUp(s.SockName) {
 		if s.proc.exited() {
 			t.Fatalf("ibsim exited before it was ready: %v\n%s", s.proc.err, tail(s.proc.logPath, 15))
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ibsim not ready after %v (no @%s:ctl in /proc/net/unix)\n%s", wait, s.SockName, tail(s.proc.logPath, 15))
+			t.Fatalf("ibsim not ready after %v (no @%s:ctl in /proc/net/unix)\n%s", time.Since(start).Round(time.Second), s.SockName, tail(s.proc.logPath, 15))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -198,6 +217,39 @@ func (s *Sim) Env() []string {
 	return env
 }
 
+// Console sends one command line to ibsim's console (SimConfig.Console)
+// and waits until ibsim has answered it (its next prompt), at most
+// timeout. It returns what ibsim printed for the command; ibsim reports
+// a failed command there ("# can't unlink …"), not in an exit status.
+func (s *Sim) Console(timeout time.Duration, command string) (string, error) {
+	if s.console == nil {
+		return "", errors.New("ibtest: ibsim runs without a console (SimConfig.Console)")
+	}
+	s.conMu.Lock()
+	defer s.conMu.Unlock()
+	before := len(s.Log())
+	if _, err := io.WriteString(s.console, command+"\n"); err != nil {
+		return "", fmt.Errorf("ibtest: ibsim console: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		// The prompt ends ibsim's answer; its warnings (stderr, same
+		// file) may come before or after it.
+		if out := s.Log(); len(out) > before {
+			if i := strings.Index(out[before:], "sim> "); i >= 0 {
+				return out[before : before+i], nil
+			}
+		}
+		if s.proc.exited() {
+			return "", fmt.Errorf("ibtest: ibsim exited: %v", s.proc.err)
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("ibtest: ibsim did not answer %q within %v", command, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // Log returns ibsim's output so far.
 func (s *Sim) Log() string { return readFile(s.proc.logPath) }
 
@@ -217,7 +269,8 @@ func (s *Sim) Command(ctx context.Context, name string, args ...string) (*exec.C
 
 // Run runs a client program against the simulator for at most timeout
 // and returns its standard output. A non-zero exit or a timeout is an
-// error that quotes the end of its standard error.
+// error that quotes the end of its standard error. Tests pass Budget(t)
+// as the timeout unless they mean to catch a hang sooner.
 func (s *Sim) Run(timeout time.Duration, name string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
