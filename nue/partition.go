@@ -270,9 +270,8 @@ func bisectSwitches(g *fabric.Graph, weight []int64, k int) []int32 {
 // der Corput sequence), each switch's LIDs together in LID order; switch
 // LIDs stay as they are. In direct networks a layer routed in LID order
 // advances like a wavefront, and the turns its first trees put in use
-// funnel later ones through the same channels (Dragonfly p=4 a=8 h=4,
-// one layer: the busiest channel carries 3.5 times the paths; see
-// nue/README.md, "Destination order").
+// funnel later ones through the same channels (nue/README.md,
+// "Destination order").
 func spreadOrder(ds []dest, S int) {
 	rank := make([]int32, S)
 	for i := range rank {
