@@ -1,0 +1,188 @@
+package routing
+
+import (
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+)
+
+// Walk states of a switch towards one destination.
+const (
+	stUnknown uint8 = iota
+	stOnStack
+	stOK      // the entries from here on reach the destination's switch
+	stBroken  // the path leads into a failed cable or switch, or loops
+	stNone    // no route by design (a NoPort entry the tables had)
+	stOutside // another component of the switch graph than the destination
+)
+
+// destTree is one destination's view of the tables under repair: for
+// every switch its entry (col), the channel that entry takes, whether the
+// path from there is intact, and the VLs of the terminal traffic towards
+// the destination that crosses the switch. Scratch, reused across
+// destinations; one per goroutine.
+type destTree struct {
+	g     *fabric.Graph
+	comp  []int32 // switch -> component of the switch graph
+	fresh []bool  // switch -> its table is new (every entry to be routed)
+	d     int
+	dsw   int32
+	col   []uint8  // per switch: its entry for d (aliases the caller's column)
+	nxt   []int32  // per switch: channel its entry takes (-1: d's switch, or unusable)
+	state []uint8  // per switch: stOK, stBroken, stNone or stOutside
+	srcs  []int32  // switches with terminals (the sources of traffic)
+	own   []uint16 // per switch: VLs its terminals send to d on (0 but at srcs)
+	mask  []uint16 // per switch: VLs of the intact terminal traffic crossing it
+	path  []int32
+	// breaks counts the switches whose own entry is unusable: it leads
+	// into a failed cable or switch, closes a loop, or is missing where a
+	// route is due.
+	breaks int
+}
+
+func newDestTree(g *fabric.Graph, comp []int32, fresh []bool) *destTree {
+	S := g.NumSwitches()
+	t := &destTree{g: g, comp: comp, fresh: fresh, nxt: make([]int32, S), state: make([]uint8, S),
+		own: make([]uint16, S), mask: make([]uint16, S)}
+	for x := int32(0); int(x) < S; x++ {
+		if g.TermOff[x+1] > g.TermOff[x] {
+			t.srcs = append(t.srcs, x)
+		}
+	}
+	return t
+}
+
+// load takes destination d's column of entries (one per switch), sets
+// nxt and counts the break points; when there are some, it classifies
+// every switch. It reports false when nobody answers d. O(switches).
+func (t *destTree) load(d int, col []uint8) bool {
+	g := t.g
+	sw, term := g.Owner(d)
+	if term >= 0 {
+		sw = g.Terms[term].Switch
+	}
+	if sw < 0 {
+		return false
+	}
+	t.d, t.dsw, t.col = d, sw, col
+	t.breaks = 0
+	home := t.comp[sw]
+	for x, p := range col {
+		c := int32(-1)
+		if p != lft.NoPort && p != 0 {
+			c = g.ChannelAt(int32(x), p)
+		}
+		t.nxt[x] = c
+		if c < 0 && int32(x) != sw && (p != lft.NoPort || t.fresh[x]) && t.comp[x] == home {
+			t.breaks++
+		}
+	}
+	t.nxt[sw] = -1
+	if t.breaks > 0 {
+		t.classify()
+	}
+	return true
+}
+
+// classify sets state from nxt and counts the break points again, loops
+// included. O(switches).
+func (t *destTree) classify() {
+	dsw := t.dsw
+	t.breaks = 0
+	for x := range t.state {
+		switch {
+		case t.comp[x] != t.comp[dsw]:
+			t.state[x] = stOutside
+		case int32(x) != dsw && t.col[x] == lft.NoPort && !t.fresh[x]:
+			t.state[x] = stNone
+		default:
+			t.state[x] = stUnknown
+		}
+	}
+	t.state[dsw] = stOK
+	for x := int32(0); int(x) < len(t.state); x++ {
+		if t.state[x] == stUnknown {
+			t.walk(x)
+		}
+	}
+}
+
+// walk follows x's path until a switch of known state and gives every
+// switch on the way the outcome.
+func (t *destTree) walk(x int32) {
+	t.path = t.path[:0]
+	res := stBroken
+	for {
+		s := t.state[x]
+		if s == stOnStack {
+			t.breaks++ // x's entry closes a loop
+			break
+		}
+		if s != stUnknown {
+			res = s
+			if s == stNone {
+				res = stBroken // a dead end the tables had; not counted
+			}
+			break
+		}
+		t.state[x] = stOnStack
+		t.path = append(t.path, x)
+		c := t.nxt[x]
+		if c < 0 {
+			t.breaks++ // into a failed cable or switch, or no route
+			break
+		}
+		x = t.g.Head[c]
+	}
+	for _, p := range t.path {
+		t.state[p] = res
+	}
+}
+
+// ownPerDest sets own for a routing whose SL depends on the destination
+// only: every switch with terminals sends on VL vl.
+func (t *destTree) ownPerDest(vl uint8) {
+	for _, x := range t.srcs {
+		t.own[x] = 1 << vl
+	}
+}
+
+// ownPerSource sets own from the SLs of the paths from every switch to d
+// (srcSL[x]: x's SL towards d).
+func (t *destTree) ownPerSource(srcSL []uint8, sl2vl *[lft.NumSLs]uint8) {
+	for _, x := range t.srcs {
+		t.own[x] = 1 << sl2vl[srcSL[x]&0xF]
+	}
+}
+
+// spread computes mask: the traffic of every source whose path is intact
+// (every source when the tree has no break point), pushed down its path.
+// emit, when not nil, receives each turn the traffic takes (c -> c2 on
+// the VLs vls) once per VL. O(switches × VLs).
+func (t *destTree) spread(emit func(vls uint16, c, c2 int32)) {
+	clear(t.mask)
+	for _, x := range t.srcs {
+		if x != t.dsw && (t.breaks == 0 || t.state[x] == stOK) {
+			t.push(x, t.own[x], emit)
+		}
+	}
+}
+
+// push adds the VLs bits to x's traffic and to every switch downstream
+// that lacks some of them, emitting the turns those VLs newly take.
+func (t *destTree) push(x int32, bits uint16, emit func(vls uint16, c, c2 int32)) {
+	g := t.g
+	nb := bits &^ t.mask[x]
+	for nb != 0 {
+		t.mask[x] |= nb
+		c := t.nxt[x]
+		if c < 0 {
+			return // d's switch
+		}
+		y := g.Head[c]
+		if emit != nil && y != t.dsw {
+			emit(nb, c, t.nxt[y])
+		}
+		x = y
+		nb &^= t.mask[x]
+	}
+}
