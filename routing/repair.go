@@ -18,6 +18,9 @@ type RepairStats struct {
 	Dests   int // destinations whose paths the fabric change broke
 	Breaks  int // (switch, destination) entries that led into a failed cable or switch
 	Changed int // LFT entries rewritten
+	// Improved counts the entries of Changed moved onto cables that came
+	// back (RepairOptions.Before), where they shorten paths.
+	Improved int
 	// SLs counts (source switch, destination) SLs changed: with SLs
 	// chosen per source, a repaired path may move to another VL.
 	SLs int
@@ -54,6 +57,21 @@ type RepairStats struct {
 // blocks); a topological sort per VL; then, per broken destination,
 // O(switches) plus the Pearce–Kelly insertions of its new dependencies.
 func Repair(ctx context.Context, g *fabric.Graph, old *lft.Routing) (*lft.Routing, RepairStats, error) {
+	return RepairWith(ctx, g, old, RepairOptions{})
+}
+
+// RepairOptions refine RepairWith.
+type RepairOptions struct {
+	// Before is the fabric old was computed for. Given it, the cables of g
+	// that Before lacks (repaired or added cables, and the cables of a
+	// switch that came back) take over the traffic whose paths they
+	// shorten, where the CDG allows (see improve); without it a returned
+	// cable carries nothing until the next full routing.
+	Before *fabric.Graph
+}
+
+// RepairWith is Repair with options.
+func RepairWith(ctx context.Context, g *fabric.Graph, old *lft.Routing, opt RepairOptions) (*lft.Routing, RepairStats, error) {
 	var st RepairStats
 	if len(old.SL.Pair) > 0 || !old.SL2VL.Uniform() {
 		return nil, st, fmt.Errorf("%w: per-pair SLs or per-port SL2VL tables", ErrNoRepair)
@@ -65,12 +83,21 @@ func Repair(ctx context.Context, g *fabric.Graph, old *lft.Routing) (*lft.Routin
 	if err != nil {
 		return nil, st, err
 	}
-	rp := newRepairer(g, r, fresh)
+	st.Changed = deliverLocal(g, r)
+	var rv []bool
+	if opt.Before != nil {
+		rv = revived(g, opt.Before)
+	}
+	rp := newRepairer(g, r, fresh, rv)
 	turns, dests, err := rp.scan(ctx)
 	if err != nil {
 		return nil, st, err
 	}
-	if len(dests) == 0 {
+	var chans []int32
+	if opt.Before != nil {
+		chans = newChannels(g, opt.Before)
+	}
+	if len(dests) == 0 && len(chans) == 0 && st.Changed == 0 {
 		return r, st, nil
 	}
 	ly, bad, err := newRepairLayers(ctx, rp.ts, turns)
@@ -94,6 +121,14 @@ func Repair(ctx context.Context, g *fabric.Graph, old *lft.Routing) (*lft.Routin
 			return nil, st, err
 		}
 	}
+	if len(chans) > 0 {
+		n, err := rp.improve(ctx, chans)
+		if err != nil {
+			return nil, st, err
+		}
+		st.Improved = n
+		st.Changed += n
+	}
 	return r, st, nil
 }
 
@@ -105,7 +140,10 @@ type repairer struct {
 	vls   int     // VLs the routing's SLs map to (highest + 1)
 	comp  []int32 // switch -> component of the switch graph
 	fresh []bool  // switch -> its table is new
-	ly    *repairLayers
+	// revived marks the LIDs the fabric before did not answer (nil:
+	// unknown).
+	revived []bool
+	ly      *repairLayers
 	// Scratch of the per-destination repair.
 	tree  *destTree
 	col   []uint8
@@ -125,11 +163,11 @@ type repairer struct {
 // noSL marks a VL no SL maps to.
 const noSL = 0xFF
 
-func newRepairer(g *fabric.Graph, r *lft.Routing, fresh []bool) *repairer {
+func newRepairer(g *fabric.Graph, r *lft.Routing, fresh, revived []bool) *repairer {
 	S := g.NumSwitches()
-	rp := &repairer{g: g, r: r, ts: newTurnSpace(g), vls: r.MaxVL() + 1, comp: g.SwitchComponents(), fresh: fresh,
+	rp := &repairer{g: g, r: r, ts: newTurnSpace(g), vls: r.MaxVL() + 1, comp: g.SwitchComponents(), fresh: fresh, revived: revived,
 		col: make([]uint8, S), dist: make([]int32, S), from: make([]int32, S), srcBuf: make([]uint8, S)}
-	rp.tree = newDestTree(g, rp.comp, fresh)
+	rp.tree = rp.newDestTree()
 	for vl := range rp.slOf {
 		rp.slOf[vl] = noSL
 	}
@@ -174,10 +212,45 @@ func adopt(g *fabric.Graph, old *lft.Routing) (*lft.Routing, []bool, error) {
 			copy(r.SL.SrcRow(s)[:n], old.SL.SrcRow(o)[:n])
 		}
 	}
-	for s := range fresh {
-		if fresh[s] {
-			return nil, nil, fmt.Errorf("%w: no table for switch %s in the old routing", ErrNoRepair, g.SwitchName(int32(s)))
+	return r, fresh, nil
+}
+
+// revived marks the LIDs g answers and before did not.
+func revived(g, before *fabric.Graph) []bool {
+	out := make([]bool, g.MaxLID()+1)
+	for lid := 1; lid <= g.MaxLID(); lid++ {
+		sw, term := g.Owner(lid)
+		if sw < 0 && term < 0 {
+			continue
+		}
+		sw0, term0 := before.Owner(lid)
+		out[lid] = sw0 < 0 && term0 < 0
+	}
+	return out
+}
+
+// deliverLocal points every switch's entries for its own LIDs at port 0
+// and those for its terminals' LIDs at their ports (a switch or CA that
+// came back) and returns the entries it changed.
+func deliverLocal(g *fabric.Graph, r *lft.Routing) int {
+	n := 0
+	set := func(s int32, lid int, p uint8) {
+		if lid <= r.MaxLID() && r.Port(s, lid) != p {
+			r.SetPort(s, lid, p)
+			n++
 		}
 	}
-	return r, fresh, nil
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		p0 := &g.F.Nodes[g.Switches[s]].Ports[0]
+		for l := int(p0.LID); p0.LID != 0 && l < int(p0.LID)+1<<p0.LMC; l++ {
+			set(s, l, 0)
+		}
+		for _, ti := range g.TermsOf(s) {
+			t := &g.Terms[ti]
+			for l := int(t.LID); t.LID != 0 && l < int(t.LID)+1<<t.LMC; l++ {
+				set(s, l, t.SwitchPort)
+			}
+		}
+	}
+	return n
 }

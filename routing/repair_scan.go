@@ -102,7 +102,7 @@ func (rp *repairer) scan(ctx context.Context) ([][]uint64, []brokenDest, error) 
 
 func (rp *repairer) newScanWorker() *scanWorker {
 	S := rp.g.NumSwitches()
-	wk := &scanWorker{tb: make([]uint8, scanBlock*S), tree: newDestTree(rp.g, rp.comp, rp.fresh)}
+	wk := &scanWorker{tb: make([]uint8, scanBlock*S), tree: rp.newDestTree()}
 	if rp.r.SL.BySrc != nil {
 		wk.sb = make([]uint8, scanBlock*S)
 	}

@@ -25,6 +25,11 @@ import (
 // routes through it later pushes its traffic down that path under the
 // same check.
 //
+// When neither finds a way and SLs are per destination, the destination
+// moves to another VL the routing uses: its whole tree is re-attached
+// there (keeping entries where it can), since none of its turns are in
+// that VL's CDG yet.
+//
 // Shortest repaired paths can change many entries: when every neighbour
 // of a break point routes through it, each finds its own way around
 // first. When the shortest repair changes more than twice the break
@@ -36,47 +41,81 @@ import (
 // switches, at most three times.
 func (rp *repairer) repairDest(bd *brokenDest) (int, error) {
 	m := rp.ly.mark()
-	n, err := rp.settle(bd, false)
+	cur := rp.r.SL.ByDest[bd.d]
+	short := settleMode{sl: cur}
+	n, err := rp.settle(bd, short)
 	if err == nil && n <= 2*bd.breaks {
-		return rp.apply(bd), nil
+		return rp.apply(bd, short), nil
 	}
 	rp.ly.rollback(m)
-	n2, err2 := rp.settle(bd, true)
+	fewest := settleMode{fewest: true, sl: cur}
+	n2, err2 := rp.settle(bd, fewest)
 	if err2 == nil && (err != nil || n2 < n) {
-		return rp.apply(bd), nil
+		return rp.apply(bd, fewest), nil
 	}
 	rp.ly.rollback(m)
-	if err != nil {
+	if err == nil {
+		if _, err := rp.settle(bd, short); err != nil {
+			return 0, err // not reached: settle is deterministic
+		}
+		return rp.apply(bd, short), nil
+	}
+	if bd.src != nil {
 		return 0, err
 	}
-	if _, err := rp.settle(bd, false); err != nil {
-		return 0, err // not reached: settle is deterministic
+	// Per-destination SLs: the whole tree may move to another VL the
+	// routing uses, where its turns are all new.
+	for vl, sl := range rp.slOf[:rp.vls] {
+		if sl == noSL || uint8(vl) == rp.r.SL2VL.Default[cur&0xF] {
+			continue
+		}
+		move := settleMode{fewest: true, whole: true, sl: sl}
+		if _, err := rp.settle(bd, move); err == nil {
+			return rp.apply(bd, move), nil
+		}
+		rp.ly.rollback(m)
 	}
-	return rp.apply(bd), nil
+	return 0, err
 }
 
-// settle re-attaches d's broken switches (leaving the result in rp.col
-// and rp.src) and returns the entries it changed. With fewest, the break
-// points first take detours through the broken switches (detour), and a
-// switch keeps its own entry unless another one is more than
-// keepSlack hops shorter.
-func (rp *repairer) settle(bd *brokenDest, fewest bool) (int, error) {
+// settleMode says how settle re-attaches a destination's switches.
+type settleMode struct {
+	// fewest: the break points first take detours through the broken
+	// switches (detours), and a switch keeps its own entry unless
+	// another one is more than keepSlack hops shorter.
+	fewest bool
+	// whole re-attaches every switch (of d's component), not only the
+	// broken ones: the destination moves to another VL.
+	whole bool
+	sl    uint8 // the destination's SL (per-destination SLs)
+}
+
+// settle re-attaches d's broken switches as mode says (leaving the result
+// in rp.col and rp.src) and returns the entries it changed.
+func (rp *repairer) settle(bd *brokenDest, mode settleMode) (int, error) {
 	g, t := rp.g, rp.tree
 	col := rp.col
 	copy(col, bd.col)
 	t.load(bd.d, col)
+	if mode.whole && !t.whole {
+		for x := range t.state {
+			if t.state[x] == stOK && int32(x) != t.dsw {
+				t.state[x] = stBroken
+			}
+		}
+	}
 	rp.src = nil
 	if bd.src != nil {
 		rp.src = rp.srcBuf
 		copy(rp.src, bd.src)
 		t.ownPerSource(bd.src, &rp.r.SL2VL.Default)
 	} else {
-		t.ownPerDest(rp.r.SL2VL.Default[rp.r.SL.ByDest[bd.d]&0xF])
+		t.ownPerDest(rp.r.SL2VL.Default[mode.sl&0xF])
 	}
 	t.spread(nil)
 	rp.distances()
 	rp.slack = 0
-	if fewest {
+	if mode.fewest {
 		rp.slack = keepSlack
 		rp.detours()
 	}
@@ -124,7 +163,7 @@ func (rp *repairer) settled(w, c int32) {
 
 // apply writes the settled column (and SLs) into the routing, commits the
 // turns, and returns the entries changed.
-func (rp *repairer) apply(bd *brokenDest) int {
+func (rp *repairer) apply(bd *brokenDest, mode settleMode) int {
 	n := 0
 	for x, p := range rp.col {
 		if p != bd.col[x] {
@@ -137,6 +176,10 @@ func (rp *repairer) apply(bd *brokenDest) int {
 			rp.r.SL.SrcRow(int32(x))[bd.d] = sl
 			rp.slChanged++
 		}
+	}
+	if bd.src == nil && mode.sl != rp.r.SL.ByDest[bd.d] {
+		rp.r.SL.ByDest[bd.d] = mode.sl
+		rp.slChanged++
 	}
 	rp.ly.commit()
 	return n

@@ -107,16 +107,18 @@ func liveSwitches(g0, g1 *fabric.Graph) []int32 {
 }
 
 // changed counts the entries of r (for g1) that differ from old (for g0)
-// at the same switch, over the LIDs g1 answers.
+// at the same switch, over the LIDs g1 answers; a switch g0 lacks counts
+// its entries that hold a route.
 func changed(g0, g1 *fabric.Graph, old, r *lft.Routing) int {
-	alive := liveSwitches(g0, g1)
+	back := liveSwitches(g1, g0)
 	n := 0
-	for s := int32(0); int(s) < g0.NumSwitches(); s++ {
-		if alive[s] < 0 {
-			continue
-		}
+	for s := int32(0); int(s) < g1.NumSwitches(); s++ {
 		for lid := 1; lid <= g1.MaxLID(); lid++ {
-			if old.Port(s, lid) != r.Port(alive[s], lid) {
+			was := lft.NoPort
+			if back[s] >= 0 {
+				was = old.Port(back[s], lid)
+			}
+			if r.Port(s, lid) != was {
 				n++
 			}
 		}
@@ -243,5 +245,118 @@ func TestRepairRefuses(t *testing.T) {
 	}
 }
 
-// BenchmarkRepair_FatTree3_k18: see bench/repair.
+// TestRepairReturns: the failed cable or switch comes back. Repair
+// without the fabric before knows no new cable (the tables stay as they
+// are, but a returned switch gets a table); with it, the returned cable
+// takes the traffic whose paths it shortens. Every result verifies; for a
+// cable, every entry changed leads into it, the changes stay within 5× the
+// entries that used it before it failed, and no path gets longer.
+func TestRepairReturns(t *testing.T) {
+	for _, fb := range repairFabrics {
+		tp, err := fb.make()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g0, err := fabric.Compile(tp.Fabric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, engine := range []string{"nue", "dfsssp"} {
+			t.Run(fb.name+"/"+engine, func(t *testing.T) {
+				old, e, err := routeFor(t, g0, engine, fb.vls)
+				if err != nil {
+					t.Skipf("%s does not route %s: %v", engine, fb.name, err)
+				}
+				for seed := uint64(1); seed <= 4; seed++ {
+					for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed}} {
+						checkReturn(t, failed(t, tp, g0, old, spec), e, fb.vls, spec.Links > 0)
+					}
+				}
+			})
+		}
+	}
+}
+
+// checkReturn repairs rc's failure, then brings the fabric back (see
+// TestRepairReturns).
+func checkReturn(t *testing.T, rc repairCase, e routing.Engine, vls int, cable bool) {
+	t.Helper()
+	ctx := context.Background()
+	r1, _, err := routing.Repair(ctx, rc.g1, rc.old)
+	if err != nil {
+		t.Fatalf("%s: %v", rc.what, err)
+	}
+	same, st, err := routing.Repair(ctx, rc.g0, r1)
+	if err != nil || (cable && (!lft.Equal(same, r1) || st.Changed != 0)) {
+		t.Fatalf("%s: back without the fabric before: %v, %+v", rc.what, err, st)
+	}
+	r2, st, err := routing.RepairWith(ctx, rc.g0, r1, routing.RepairOptions{Before: rc.g1})
+	if err != nil {
+		t.Fatalf("%s: back: %v", rc.what, err)
+	}
+	if rep, err := routing.Verify(rc.g0, r2, e, routing.Options{MaxVLs: vls}); err != nil {
+		t.Fatalf("%s: back: tables fail verification: %v\n%v", rc.what, err, rep)
+	}
+	n := changed(rc.g1, rc.g0, r1, r2)
+	h1, h2 := meanHops(rc.g1, r1), meanHops(rc.g0, r2)
+	t.Logf("%s: back: %d entries changed (%d moved onto returned cables), %d used them before; mean hops %.4f -> %.4f (before the failure %.4f)",
+		rc.what, n, st.Improved, rc.used, h1, h2, meanHops(rc.g0, rc.old))
+	if n != st.Changed {
+		t.Errorf("%s: back: %d entries changed, stats say %d", rc.what, n, st.Changed)
+	}
+	if !cable {
+		// A returned switch needs a table of its own; every other change
+		// stays within the bound.
+		row := rc.g0.MaxLID()
+		if n-row > 5*rc.used {
+			t.Errorf("%s: back: %d entries changed besides the returned switch's table, %d used it before", rc.what, n-row, rc.used)
+		}
+		return
+	}
+	if n != st.Improved || n > 5*rc.used || h2 > h1 {
+		t.Errorf("%s: back: %d entries changed (%d improved), %d used the cable before; mean hops %.4f -> %.4f", rc.what, n, st.Improved, rc.used, h1, h2)
+	}
+	for s := int32(0); int(s) < rc.g0.NumSwitches(); s++ {
+		for lid := 1; lid <= rc.g0.MaxLID(); lid++ {
+			if p := r2.Port(s, lid); p != r1.Port(s, lid) && (rc.g1.ChannelAt(s, p) >= 0 || rc.g0.ChannelAt(s, p) < 0) {
+				t.Fatalf("%s: back: switch %s, LID %d: port %d is no returned cable", rc.what, rc.g0.SwitchName(s), lid, p)
+			}
+		}
+	}
+}
+
+// meanHops is the mean number of switch-to-switch hops over the (source
+// terminal, destination LID) pairs that r delivers on g.
+func meanHops(g *fabric.Graph, r *lft.Routing) float64 {
+	var sum, n float64
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		terms := float64(len(g.TermsOf(s)))
+		if terms == 0 {
+			continue
+		}
+		for lid := 1; lid <= g.MaxLID(); lid++ {
+			sw, term := g.Owner(lid)
+			if term >= 0 {
+				sw = g.Terms[term].Switch
+			}
+			if sw < 0 {
+				continue
+			}
+			x, h := s, 0
+			for ; x != sw && h <= g.NumSwitches(); h++ {
+				c := g.ChannelAt(x, r.Port(x, lid))
+				if c < 0 {
+					break
+				}
+				x = g.Head[c]
+			}
+			if x == sw {
+				sum += terms * float64(h)
+				n += terms
+			}
+		}
+	}
+	return sum / n
+}
+
 var _ = cdg.Verify

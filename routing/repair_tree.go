@@ -33,15 +33,24 @@ type destTree struct {
 	own   []uint16 // per switch: VLs its terminals send to d on (0 but at srcs)
 	mask  []uint16 // per switch: VLs of the intact terminal traffic crossing it
 	path  []int32
+	// freshDest: d is new to the tables (every switch but its own has
+	// NoPort for it), so every switch is to be routed.
+	freshDest bool
+	// whole: d's switch is new, or d answered nowhere in the fabric the
+	// tables were made for (revived, per LID; nil: unknown). Its entries
+	// are stale and its turns in no CDG, so every switch is re-attached.
+	whole   bool
+	revived []bool
 	// breaks counts the switches whose own entry is unusable: it leads
 	// into a failed cable or switch, closes a loop, or is missing where a
 	// route is due.
 	breaks int
 }
 
-func newDestTree(g *fabric.Graph, comp []int32, fresh []bool) *destTree {
+func (rp *repairer) newDestTree() *destTree {
+	g := rp.g
 	S := g.NumSwitches()
-	t := &destTree{g: g, comp: comp, fresh: fresh, nxt: make([]int32, S), state: make([]uint8, S),
+	t := &destTree{g: g, comp: rp.comp, fresh: rp.fresh, revived: rp.revived, nxt: make([]int32, S), state: make([]uint8, S),
 		own: make([]uint16, S), mask: make([]uint16, S)}
 	for x := int32(0); int(x) < S; x++ {
 		if g.TermOff[x+1] > g.TermOff[x] {
@@ -53,7 +62,12 @@ func newDestTree(g *fabric.Graph, comp []int32, fresh []bool) *destTree {
 
 // load takes destination d's column of entries (one per switch), sets
 // nxt and counts the break points; when there are some, it classifies
-// every switch. It reports false when nobody answers d. O(switches).
+// every switch. A NoPort entry is a break point at a switch whose table
+// is new, and everywhere for a new destination (one that every other
+// switch has NoPort for); elsewhere it is a gap the tables had by design.
+// Every switch is broken for a destination whose switch is new or that
+// was revived (see whole).
+// It reports false when nobody answers d. O(switches).
 func (t *destTree) load(d int, col []uint8) bool {
 	g := t.g
 	sw, term := g.Owner(d)
@@ -64,19 +78,39 @@ func (t *destTree) load(d int, col []uint8) bool {
 		return false
 	}
 	t.d, t.dsw, t.col = d, sw, col
-	t.breaks = 0
 	home := t.comp[sw]
+	dead, gaps, freshGaps, routed := 0, 0, 0, 0
 	for x, p := range col {
 		c := int32(-1)
 		if p != lft.NoPort && p != 0 {
 			c = g.ChannelAt(int32(x), p)
 		}
 		t.nxt[x] = c
-		if c < 0 && int32(x) != sw && (p != lft.NoPort || t.fresh[x]) && t.comp[x] == home {
-			t.breaks++
+		if int32(x) == sw || t.comp[x] != home {
+			continue
+		}
+		switch {
+		case p != lft.NoPort:
+			routed++
+			if c < 0 {
+				dead++
+			}
+		case t.fresh[x]:
+			freshGaps++
+		default:
+			gaps++
 		}
 	}
 	t.nxt[sw] = -1
+	t.whole = t.fresh[sw] || (t.revived != nil && t.revived[d])
+	t.freshDest = t.whole || (routed == 0 && gaps > 0)
+	t.breaks = dead + freshGaps
+	if t.freshDest {
+		t.breaks += gaps
+	}
+	if t.whole {
+		t.breaks = routed + gaps + freshGaps
+	}
 	if t.breaks > 0 {
 		t.classify()
 	}
@@ -92,7 +126,7 @@ func (t *destTree) classify() {
 		switch {
 		case t.comp[x] != t.comp[dsw]:
 			t.state[x] = stOutside
-		case int32(x) != dsw && t.col[x] == lft.NoPort && !t.fresh[x]:
+		case int32(x) != dsw && t.col[x] == lft.NoPort && !t.fresh[x] && !t.freshDest:
 			t.state[x] = stNone
 		default:
 			t.state[x] = stUnknown
@@ -102,6 +136,14 @@ func (t *destTree) classify() {
 	for x := int32(0); int(x) < len(t.state); x++ {
 		if t.state[x] == stUnknown {
 			t.walk(x)
+		}
+	}
+	if t.whole {
+		for x := range t.state {
+			if t.state[x] == stOK && int32(x) != dsw {
+				t.state[x] = stBroken
+				t.breaks++
+			}
 		}
 	}
 }
