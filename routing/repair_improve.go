@@ -125,7 +125,7 @@ func (rp *repairer) improveDest(d int, chs []int32) int {
 	} else {
 		t.ownPerDest(r.SL2VL.Default[r.SL.ByDest[d]&0xF])
 	}
-	t.spread(nil)
+	t.spread()
 	rp.distances()
 	n := 0
 	for _, c := range chs {
@@ -171,6 +171,6 @@ func (rp *repairer) reroute(u, c int32) bool {
 		ly.rollback(m)
 		return false
 	}
-	t.push(g.Head[c], t.mask[u], nil)
+	t.push(g.Head[c], t.mask[u])
 	return true
 }

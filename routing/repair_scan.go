@@ -25,7 +25,6 @@ type scanWorker struct {
 	tb, sb []uint8 // transposed block: entries, per-source SLs
 	tree   *destTree
 	turns  [][]uint64 // per VL: turn bitset
-	emit   func(vls uint16, c, c2 int32)
 }
 
 // scan walks every destination once: it finds the ones with a break point
@@ -64,7 +63,7 @@ func (rp *repairer) scan(ctx context.Context) ([][]uint64, []brokenDest, error) 
 			} else {
 				wk.tree.ownPerDest(r.SL2VL.Default[r.SL.ByDest[d]&0xF])
 			}
-			wk.tree.spread(wk.emit)
+			wk.tree.spread()
 			if wk.tree.breaks > 0 {
 				bd := brokenDest{d: d, col: append([]uint8(nil), col...), breaks: wk.tree.breaks}
 				if src != nil {
@@ -111,15 +110,7 @@ func (rp *repairer) newScanWorker() *scanWorker {
 	for vl := range wk.turns {
 		wk.turns[vl] = make([]uint64, nwords)
 	}
-	ts := rp.ts
-	wk.emit = func(vls uint16, c, c2 int32) {
-		t := ts.turn(c, c2)
-		for vl := 0; vls != 0; vl, vls = vl+1, vls>>1 {
-			if vls&1 != 0 {
-				wk.turns[vl][t>>6] |= 1 << (t & 63)
-			}
-		}
-	}
+	wk.tree.turns, wk.tree.tbase = wk.turns, rp.ts.tbase
 	return wk
 }
 

@@ -112,7 +112,7 @@ func (rp *repairer) settle(bd *brokenDest, mode settleMode) (int, error) {
 	} else {
 		t.ownPerDest(rp.r.SL2VL.Default[mode.sl&0xF])
 	}
-	t.spread(nil)
+	t.spread()
 	rp.distances()
 	rp.slack = 0
 	if mode.fewest {
@@ -216,7 +216,7 @@ func (rp *repairer) attach(w, c int32) bool {
 	}
 	t.nxt[w] = c
 	if rp.turnsFit(w, own) {
-		t.push(w, own, nil)
+		t.push(w, own)
 		return true
 	}
 	if rp.src == nil {
@@ -226,7 +226,7 @@ func (rp *repairer) attach(w, c int32) bool {
 		if sl := rp.slOf[vl]; 1<<vl != own && sl != noSL && rp.turnsFit(w, 1<<vl) {
 			t.own[w] = 1 << vl
 			rp.src[w] = sl
-			t.push(w, t.own[w], nil)
+			t.push(w, t.own[w])
 			return true
 		}
 	}

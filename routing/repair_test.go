@@ -61,7 +61,7 @@ func routeFor(t testing.TB, g0 *fabric.Graph, engine string, vls int) (*lft.Rout
 }
 
 // failed applies spec to tp and counts the entries of old (for tp) that
-// lead into a cable the failure removed.
+// lead into a cable the failure removed, towards LIDs still answered.
 func failed(t testing.TB, tp *topo.Topology, g0 *fabric.Graph, old *lft.Routing, spec topo.FailureSpec) repairCase {
 	t.Helper()
 	f1, fails, err := topo.InjectFailures(tp.Fabric, spec)
@@ -80,6 +80,9 @@ func failed(t testing.TB, tp *topo.Topology, g0 *fabric.Graph, old *lft.Routing,
 			continue
 		}
 		for lid := 1; lid <= g0.MaxLID(); lid++ {
+			if sw, term := g1.Owner(lid); sw < 0 && (term < 0 || g1.Terms[term].Switch < 0) {
+				continue // nobody to reach any more
+			}
 			p := old.Port(s, lid)
 			if p != lft.NoPort && p != 0 && g0.ChannelAt(s, p) >= 0 && g1.ChannelAt(s1, p) < 0 {
 				rc.used++

@@ -1,6 +1,8 @@
 package routing
 
 import (
+	"math/bits"
+
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
 )
@@ -41,6 +43,10 @@ type destTree struct {
 	// are stale and its turns in no CDG, so every switch is re-attached.
 	whole   bool
 	revived []bool
+	// turns, when set, receives the turns spread finds: per VL a bitset
+	// over the turn ids of tbase (see turnSpace).
+	turns [][]uint64
+	tbase []int64
 	// breaks counts the switches whose own entry is unusable: it leads
 	// into a failed cable or switch, closes a loop, or is missing where a
 	// route is due.
@@ -198,22 +204,22 @@ func (t *destTree) ownPerSource(srcSL []uint8, sl2vl *[lft.NumSLs]uint8) {
 
 // spread computes mask: the traffic of every source whose path is intact
 // (every source when the tree has no break point), pushed down its path.
-// emit, when not nil, receives each turn the traffic takes (c -> c2 on
-// the VLs vls) once per VL. O(switches × VLs).
-func (t *destTree) spread(emit func(vls uint16, c, c2 int32)) {
+// With turns set (per VL, a bitset over tbase's turn ids), it records
+// each turn the traffic takes. O(switches × VLs).
+func (t *destTree) spread() {
 	clear(t.mask)
 	for _, x := range t.srcs {
 		if x != t.dsw && (t.breaks == 0 || t.state[x] == stOK) {
-			t.push(x, t.own[x], emit)
+			t.push(x, t.own[x])
 		}
 	}
 }
 
 // push adds the VLs bits to x's traffic and to every switch downstream
-// that lacks some of them, emitting the turns those VLs newly take.
-func (t *destTree) push(x int32, bits uint16, emit func(vls uint16, c, c2 int32)) {
+// that lacks some of them, recording the turns those VLs newly take.
+func (t *destTree) push(x int32, vls uint16) {
 	g := t.g
-	nb := bits &^ t.mask[x]
+	nb := vls &^ t.mask[x]
 	for nb != 0 {
 		t.mask[x] |= nb
 		c := t.nxt[x]
@@ -221,8 +227,11 @@ func (t *destTree) push(x int32, bits uint16, emit func(vls uint16, c, c2 int32)
 			return // d's switch
 		}
 		y := g.Head[c]
-		if emit != nil && y != t.dsw {
-			emit(nb, c, t.nxt[y])
+		if t.turns != nil && y != t.dsw {
+			turn := t.tbase[c] + int64(t.nxt[y]-g.Off[y])
+			for b := nb; b != 0; b &= b - 1 {
+				t.turns[bits.TrailingZeros16(b)][turn>>6] |= 1 << (turn & 63)
+			}
 		}
 		x = y
 		nb &^= t.mask[x]
