@@ -27,35 +27,42 @@ type RepairStats struct {
 }
 
 // Repair returns old adapted to g, a fabric that differs from the one old
-// was computed for by failed cables and switches, changing as few entries
-// as it can. An entry is a break point when it leads into a cable or
-// switch that is gone; the switches whose paths run into a break point
-// are re-attached to the intact part of the destination's tree, nearest
-// first, keeping their own entry wherever its path can be restored, and
+// was computed for by failed (or returned) cables and switches, changing
+// as few entries as it can. An entry is a break point when it leads into
+// a cable or switch that is gone; the switches whose paths run into a
+// break point are re-attached to the intact part of the destination's
+// tree, keeping their own entry wherever its path can be restored, and
 // only where the new channel dependencies keep the CDG of every VL
-// acyclic (see repairDest). Every other entry, SL and SL2VL map is kept,
-// so the VLs stay within the limit old met.
+// acyclic (see repairDest). Every other entry is kept, and so are the SLs
+// and SL2VL maps, except that a repaired path may move to another VL the
+// routing already uses (per source with per-source SLs, the whole
+// destination with per-destination SLs), so the VLs stay within the limit
+// old met.
 //
 // The CDG is the one cdg.Verify checks: the dependencies of the traffic
 // CA and router ports send, on the VL of its SL. SLs may depend on the
-// destination (Nue, MinHop, Up*/Down*) or on the source switch and the
-// destination (DFSSSP, LASH): a repaired path keeps the SL of each source
-// that uses it. Switches take the place of their GUIDs in old, so a
-// failed switch simply has no table in the result.
+// destination (Nue, SAR-Nue, MinHop, Up*/Down*) or on the source switch
+// and the destination (DFSSSP, SAR-DFSSSP, LASH). Switches take the place
+// of their GUIDs in old: a failed switch's table drops out, and a switch
+// old has no table for (one that came back) gets one, as do the LIDs it
+// answers. A returned cable carries traffic only with RepairWith and
+// RepairOptions.Before; Repair(g, before) with the routing from before a
+// failure returns it unchanged once the fabric is whole again.
 //
 // Repair fails with ErrNoRepair when old has per-pair SL exceptions or
 // per-port SL2VL tables (the VL of a hop then depends on more than the
-// SL), when a switch's table is missing from old, when old's CDG already
-// has a cycle, or when some switch finds no path that keeps the CDG
-// acyclic; a full routing is then needed. The entries of switches that a
-// failure cut off from a destination stay as they are: they lead into
-// the failed cable, and nothing can reach the destination from there.
-// The result must still be verified (cdg.Verify).
+// SL), when old's CDG already has a cycle, or when some switch finds no
+// path that keeps the CDG acyclic; a full routing is then needed. The
+// entries of switches that a failure cut off from a destination stay as
+// they are: they lead into the failed cable, and nothing can reach the
+// destination from there. The result must still be verified
+// (cdg.Verify).
 //
 // Cost: one pass over every (switch, LID) entry in blocks of LIDs, which
 // walks each destination's tree once and collects the CDG (parallel over
 // blocks); a topological sort per VL; then, per broken destination,
 // O(switches) plus the Pearce–Kelly insertions of its new dependencies.
+// Deterministic: the same fabric and tables give the same result.
 func Repair(ctx context.Context, g *fabric.Graph, old *lft.Routing) (*lft.Routing, RepairStats, error) {
 	return RepairWith(ctx, g, old, RepairOptions{})
 }
@@ -76,8 +83,8 @@ func RepairWith(ctx context.Context, g *fabric.Graph, old *lft.Routing, opt Repa
 	if len(old.SL.Pair) > 0 || !old.SL2VL.Uniform() {
 		return nil, st, fmt.Errorf("%w: per-pair SLs or per-port SL2VL tables", ErrNoRepair)
 	}
-	if old.MaxVL() >= lft.NumSLs-1 {
-		return nil, st, fmt.Errorf("%w: an SL maps to VL %d", ErrNoRepair, old.MaxVL())
+	if old.MaxVL() >= lft.MaxVLs {
+		return nil, st, fmt.Errorf("%w: an SL in use maps to VL %d, beyond the data VLs", ErrNoRepair, old.MaxVL())
 	}
 	r, fresh, err := adopt(g, old)
 	if err != nil {
