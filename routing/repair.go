@@ -83,8 +83,9 @@ func RepairWith(ctx context.Context, g *fabric.Graph, old *lft.Routing, opt Repa
 	if len(old.SL.Pair) > 0 || !old.SL2VL.Uniform() {
 		return nil, st, fmt.Errorf("%w: per-pair SLs or per-port SL2VL tables", ErrNoRepair)
 	}
-	if old.MaxVL() >= lft.MaxVLs {
-		return nil, st, fmt.Errorf("%w: an SL in use maps to VL %d, beyond the data VLs", ErrNoRepair, old.MaxVL())
+	maxVL := old.MaxVL()
+	if maxVL >= lft.MaxVLs {
+		return nil, st, fmt.Errorf("%w: an SL in use maps to VL %d, beyond the data VLs", ErrNoRepair, maxVL)
 	}
 	r, fresh, err := adopt(g, old)
 	if err != nil {
@@ -95,7 +96,7 @@ func RepairWith(ctx context.Context, g *fabric.Graph, old *lft.Routing, opt Repa
 	if opt.Before != nil {
 		rv = revived(g, opt.Before)
 	}
-	rp := newRepairer(g, r, fresh, rv)
+	rp := newRepairer(g, r, maxVL+1, fresh, rv)
 	turns, dests, err := rp.scan(ctx)
 	if err != nil {
 		return nil, st, err
@@ -170,9 +171,9 @@ type repairer struct {
 // noSL marks a VL no SL maps to.
 const noSL = 0xFF
 
-func newRepairer(g *fabric.Graph, r *lft.Routing, fresh, revived []bool) *repairer {
+func newRepairer(g *fabric.Graph, r *lft.Routing, vls int, fresh, revived []bool) *repairer {
 	S := g.NumSwitches()
-	rp := &repairer{g: g, r: r, ts: newTurnSpace(g), vls: r.MaxVL() + 1, comp: g.SwitchComponents(), fresh: fresh, revived: revived,
+	rp := &repairer{g: g, r: r, ts: newTurnSpace(g), vls: vls, comp: g.SwitchComponents(), fresh: fresh, revived: revived,
 		col: make([]uint8, S), dist: make([]int32, S), from: make([]int32, S), srcBuf: make([]uint8, S)}
 	rp.tree = rp.newDestTree()
 	for vl := range rp.slOf {

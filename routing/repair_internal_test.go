@@ -32,7 +32,7 @@ func TestRepairScanMatchesVerifier(t *testing.T) {
 			if rep == nil {
 				t.Fatal(err)
 			}
-			rp := newRepairer(g, r, make([]bool, g.NumSwitches()), nil)
+			rp := newRepairer(g, r, r.MaxVL()+1, make([]bool, g.NumSwitches()), nil)
 			turns, dests, err := rp.scan(context.Background())
 			if err != nil || len(dests) != 0 {
 				t.Fatalf("fabric %d, %s: scan of intact tables: %v, %d broken destinations", i, e.Name(), err, len(dests))

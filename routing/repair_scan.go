@@ -46,9 +46,13 @@ func (rp *repairer) scan(ctx context.Context) ([][]uint64, []brokenDest, error) 
 		wk := wks[w]
 		d0 := b * scanBlock
 		n := min(scanBlock, maxLID+1-d0)
-		transpose(wk.tb, S, n, func(x int32) []uint8 { return r.Row(x)[d0 : d0+n] })
+		for x := int32(0); int(x) < S; x++ {
+			transpose(wk.tb, S, x, r.Row(x)[d0:d0+n])
+		}
 		if r.SL.BySrc != nil {
-			transpose(wk.sb, S, n, func(x int32) []uint8 { return r.SL.SrcRow(x)[d0 : d0+n] })
+			for _, x := range wk.tree.srcs { // only sources have SLs that matter
+				transpose(wk.sb, S, x, r.SL.SrcRow(x)[d0:d0+n])
+			}
 		}
 		for j := 0; j < n; j++ {
 			d := d0 + j
@@ -114,12 +118,10 @@ func (rp *repairer) newScanWorker() *scanWorker {
 	return wk
 }
 
-// transpose writes the n-entry slices row(x) of the S switches into tb
-// column-wise: tb[j*S+x] = row(x)[j].
-func transpose(tb []uint8, S, n int, row func(x int32) []uint8) {
-	for x := 0; x < S; x++ {
-		for j, p := range row(int32(x)) {
-			tb[j*S+x] = p
-		}
+// transpose writes switch x's slice of a block of LIDs into the block's
+// columns: tb[j*S+x] = row[j].
+func transpose(tb []uint8, S int, x int32, row []uint8) {
+	for j, p := range row {
+		tb[j*S+int(x)] = p
 	}
 }

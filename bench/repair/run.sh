@@ -22,13 +22,14 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 say "# Minimal-change repair on the k=18 fat tree"
 say ""
 say "$(date -u +%Y-%m-%d), $(nproc) cores, $(go version | cut -d' ' -f3), commit $(git rev-parse --short HEAD)."
-say "3-level fat tree k=18: 5,832 hosts, 972 switches, 6,804 LIDs; Nue at 8 VLs."
+say "3-level fat tree k=18: 5,832 hosts, 972 switches, 6,804 LIDs; Nue and DFSSSP at 8 VLs"
+say "(the DFSSSP rows compare with a full DFSSSP routing)."
 say "\`go test -bench '^BenchmarkRepair_FatTree3_k18\$' -benchtime 1x -count $rounds\` under \`nice -n 10\`;"
 say "load average (1, 5, 15 min) $load0 before and $load1 after: the machine is shared,"
 say "so compare the ratios (measured side by side, rounds interleaved), not the absolute times."
 say "wall and CPU: medians over the $rounds rounds; CPU is the process's user+system time per operation."
 say ""
-say "| operation | wall ms | CPU ms | wall / full Nue | CPU / full Nue | entries changed | entries that used the failure | changed / used | mean hops |"
+say "| operation | wall ms | CPU ms | wall / full routing | CPU / full routing | entries changed | entries that used the failure | changed / used | mean hops |"
 say "|---|---|---|---|---|---|---|---|---|"
 awk '
   function median(s,   v, k, i, j, x) { k = split(s, v, " ")
@@ -41,11 +42,12 @@ awk '
     for (i = 5; i < NF; i += 2) m[name, $(i + 1)] = $i
     cpu[name] = cpu[name] " " m[name, "cpu-ms/op"] }
   END {
-    fw = median(wall["full-nue"]); fc = median(cpu["full-nue"])
     for (k = 1; k <= n; k++) { x = order[k]; w = median(wall[x]); c = median(cpu[x])
+      if (x ~ /dfsssp/) { fw = median(wall["full-dfsssp"]); fc = median(cpu["full-dfsssp"]) } else { fw = median(wall["full-nue"]); fc = median(cpu["full-nue"]) }
       ch = m[x, "entries-changed"]; us = m[x, "entries-used"]; h = m[x, "hops-mean"]
       printf "| %s | %.0f | %.0f | %.1f %% | %.1f %% | %s | %s | %s | %s |\n", x, w, c, 100 * w / fw, 100 * c / fc,
         (ch == "" ? "" : sprintf("%d", ch)), (us == "" ? "" : sprintf("%d", us)), (us + 0 > 0 ? sprintf("%.2f", ch / us) : ""), (h == "" ? "" : sprintf("%.4f", h)) }
+    fw = median(wall["full-nue"]); fc = median(cpu["full-nue"])
     rw = median(wall["repair/link-seed=1"]); vw = median(wall["verify/link-seed=1"])
     rc = median(cpu["repair/link-seed=1"]); vc = median(cpu["verify/link-seed=1"])
     printf "\nRepair of cable failure seed 1 plus the verifier the daemon runs on every output: %.0f ms wall, %.1f %% of a full Nue routing (CPU: %.1f %%).\n", rw + vw, 100 * (rw + vw) / fw, 100 * (rc + vc) / fc
