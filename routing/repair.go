@@ -187,7 +187,8 @@ func newRepairer(g *fabric.Graph, r *lft.Routing, vls int, fresh, revived []bool
 
 // adopt returns a copy of old laid out for g: the table of each of g's
 // switches is old's table of the switch with the same GUID. fresh marks
-// the switches old has no table for (every entry NoPort, to be routed).
+// the switches old has no table for (every entry NoPort, to be routed);
+// when they are more than half, old is for another fabric (ErrNoRepair).
 func adopt(g *fabric.Graph, old *lft.Routing) (*lft.Routing, []bool, error) {
 	S := g.NumSwitches()
 	fresh := make([]bool, S)
@@ -208,17 +209,21 @@ func adopt(g *fabric.Graph, old *lft.Routing) (*lft.Routing, []bool, error) {
 	if old.SL.BySrc != nil {
 		r.SL.EnableBySrc(S)
 	}
-	n := min(r.Stride, old.Stride)
+	n, nfresh := min(r.Stride, old.Stride), 0
 	for s := int32(0); int(s) < S; s++ {
 		o, ok := at[r.Switches[s]]
 		if !ok {
 			fresh[s] = true
+			nfresh++
 			continue
 		}
 		copy(r.Row(s)[:n], old.Row(o)[:n])
 		if old.SL.BySrc != nil {
 			copy(r.SL.SrcRow(s)[:n], old.SL.SrcRow(o)[:n])
 		}
+	}
+	if 2*nfresh > S { // another fabric: route it afresh
+		return nil, nil, fmt.Errorf("%w: the old routing has tables for %d of the fabric's %d switches", ErrNoRepair, S-nfresh, S)
 	}
 	return r, fresh, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/nuesm/nuesm/cdg"
@@ -55,7 +56,7 @@ func routeFor(t testing.TB, g0 *fabric.Graph, engine string, vls int) (*lft.Rout
 		return nil, e, err
 	}
 	if _, err := routing.Verify(g0, old, e, routing.Options{MaxVLs: vls}); err != nil {
-		t.Fatalf("%s: the routing before the failure fails verification: %v", engine, err)
+		return nil, e, fmt.Errorf("the routing before the failure fails verification: %w", err)
 	}
 	return old, e, nil
 }
@@ -133,14 +134,14 @@ func changed(g0, g1 *fabric.Graph, old, r *lft.Routing) int {
 // ErrNoRepair, or tables that pass the verifier the daemon uses, change
 // at most 5× the entries that used the failed cables (none when none
 // did), report the change they made, and come out the same twice.
-func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int) (bool, routing.RepairStats) {
+func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int) (routing.RepairStats, error) {
 	t.Helper()
 	r, st, err := routing.Repair(context.Background(), rc.g1, rc.old)
 	if err != nil {
 		if !errors.Is(err, routing.ErrNoRepair) {
 			t.Fatalf("%s: %v", rc.what, err)
 		}
-		return false, st
+		return st, err
 	}
 	if rep, err := routing.Verify(rc.g1, r, e, routing.Options{MaxVLs: vls}); err != nil {
 		t.Fatalf("%s: repaired tables fail verification: %v\n%v", rc.what, err, rep)
@@ -153,7 +154,7 @@ func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int) (bool, 
 	if err != nil || !lft.Equal(r, r2) {
 		t.Errorf("%s: a second repair differs (%v)", rc.what, err)
 	}
-	return true, st
+	return st, nil
 }
 
 // TestRepairRandomFailures: single cable and single switch failures on
@@ -163,7 +164,7 @@ func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int) (bool, 
 // VL within the limit) and changes at most 5× the entries that used the
 // failure. Nue's and DFSSSP's routings are repaired for every failure.
 func TestRepairRandomFailures(t *testing.T) {
-	engines := []string{"nue", "dfsssp", "sar-nue", "sar-dfsssp", "lash", "updn"}
+	engines := []string{"nue", "dfsssp", "sar-nue", "sar-dfsssp", "lash", "updn", "minhop", "ftree"}
 	complete := map[string]bool{"nue": true, "dfsssp": true}
 	seeds := uint64(8)
 	if testing.Short() {
@@ -189,10 +190,10 @@ func TestRepairRandomFailures(t *testing.T) {
 					for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed}} {
 						rc := failed(t, tp, g0, old, spec)
 						tries++
-						ok, st := checkRepair(t, rc, e, fb.vls)
-						if !ok {
+						st, err := checkRepair(t, rc, e, fb.vls)
+						if err != nil {
 							fails++
-							t.Logf("%s: no repair", rc.what)
+							t.Logf("%s: %v", rc.what, err)
 							if complete[engine] {
 								t.Errorf("%s: %s's routing not repaired", rc.what, engine)
 							}
@@ -240,8 +241,17 @@ func TestRepairRefuses(t *testing.T) {
 	if _, _, err := routing.Repair(context.Background(), rc.g1, old); !errors.Is(err, routing.ErrNoRepair) {
 		t.Fatalf("per-port SL2VL: %v, want ErrNoRepair", err)
 	}
-	pair := old.Clone()
-	pair.SL2VL = lft.SL2VL{Default: lft.IdentitySL2VL()}
+	other, _ := topo.Torus([]int{4, 4}, 1, true) // another fabric: other GUIDs
+	og, _ := fabric.Compile(other.Fabric)
+	for i := range og.F.Nodes {
+		og.F.Nodes[i].GUID ^= 0xabcdef
+	}
+	uniform := old.Clone()
+	uniform.SL2VL = lft.SL2VL{Default: lft.IdentitySL2VL()}
+	if _, _, err := routing.Repair(context.Background(), og, uniform); !errors.Is(err, routing.ErrNoRepair) || !strings.Contains(err.Error(), "tables for 0 of") {
+		t.Fatalf("tables of another fabric: %v, want ErrNoRepair", err)
+	}
+	pair := uniform
 	pair.SL.Pair = map[uint32]uint8{1<<16 | 2: 1}
 	if _, _, err := routing.Repair(context.Background(), rc.g1, pair); !errors.Is(err, routing.ErrNoRepair) {
 		t.Fatalf("per-pair SLs: %v, want ErrNoRepair", err)
