@@ -26,10 +26,24 @@ type repairFabric struct {
 
 var repairFabrics = []repairFabric{
 	{"fattree-k4-n3", func() (*topo.Topology, error) { return topo.FatTree(4, 3, 0) }, 4},
-	{"torus-4x4x4", func() (*topo.Topology, error) { return topo.Torus([]int{4, 4, 4}, 2, false) }, 8},
+	{"torus-4x4x4", func() (*topo.Topology, error) { return topo.Torus([]int{4, 4, 4}, 2, false) }, 12},
 	{"mesh-5x5", func() (*topo.Topology, error) { return topo.Torus([]int{5, 5}, 2, true) }, 4},
 	{"random-40-d5", func() (*topo.Topology, error) { return topo.Random(40, 5, 2, 7) }, 8},
 	{"dragonfly-2-4-2-9", func() (*topo.Topology, error) { return topo.Dragonfly(2, 4, 2, 9) }, 8},
+}
+
+// build generates and compiles the fabric.
+func (fb repairFabric) build(t testing.TB) (*topo.Topology, *fabric.Graph) {
+	t.Helper()
+	tp, err := fb.make()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp, g
 }
 
 // repairCase is one routed fabric and one failure.
@@ -171,14 +185,7 @@ func TestRepairRandomFailures(t *testing.T) {
 		seeds = 3
 	}
 	for _, fb := range repairFabrics {
-		tp, err := fb.make()
-		if err != nil {
-			t.Fatal(err)
-		}
-		g0, err := fabric.Compile(tp.Fabric)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tp, g0 := fb.build(t)
 		for _, engine := range engines {
 			t.Run(fb.name+"/"+engine, func(t *testing.T) {
 				old, e, err := routeFor(t, g0, engine, fb.vls)
@@ -266,14 +273,7 @@ func TestRepairRefuses(t *testing.T) {
 // entries that used it before it failed, and no path gets longer.
 func TestRepairReturns(t *testing.T) {
 	for _, fb := range repairFabrics {
-		tp, err := fb.make()
-		if err != nil {
-			t.Fatal(err)
-		}
-		g0, err := fabric.Compile(tp.Fabric)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tp, g0 := fb.build(t)
 		for _, engine := range []string{"nue", "dfsssp"} {
 			t.Run(fb.name+"/"+engine, func(t *testing.T) {
 				old, e, err := routeFor(t, g0, engine, fb.vls)
