@@ -83,6 +83,10 @@ func RepairWith(ctx context.Context, g *fabric.Graph, old *lft.Routing, opt Repa
 	if len(old.SL.Pair) > 0 || !old.SL2VL.Uniform() {
 		return nil, st, fmt.Errorf("%w: per-pair SLs or per-port SL2VL tables", ErrNoRepair)
 	}
+	if len(old.SL.ByDest) != old.Stride || (old.SL.BySrc != nil && len(old.SL.BySrc) != len(old.Switches)*old.Stride) {
+		return nil, st, fmt.Errorf("%w: SL tables of %d and %d entries for %d switches × %d LIDs",
+			ErrNoRepair, len(old.SL.ByDest), len(old.SL.BySrc), len(old.Switches), old.Stride)
+	}
 	maxVL := old.MaxVL()
 	if maxVL >= lft.MaxVLs {
 		return nil, st, fmt.Errorf("%w: an SL in use maps to VL %d, beyond the data VLs", ErrNoRepair, maxVL)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -373,3 +374,42 @@ func meanHops(g *fabric.Graph, r *lft.Routing) float64 {
 }
 
 var _ = cdg.Verify
+
+// TestRepairGarbage: tables with random entries and SLs, cut SL tables
+// and a cancelled context give an error or tables, never a panic; tables
+// Repair returns from garbage are not promised safe (the caller verifies).
+func TestRepairGarbage(t *testing.T) {
+	tp, _ := topo.Torus([]int{3, 3}, 1, false)
+	g0, _ := fabric.Compile(tp.Fabric)
+	for _, engine := range []string{"nue", "dfsssp"} {
+		old, _, err := routeFor(t, g0, engine, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := failed(t, tp, g0, old, topo.FailureSpec{Links: 1, Seed: 1})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, _, err := routing.Repair(ctx, rc.g1, old); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: cancelled: %v", engine, err)
+		}
+		short := old.Clone()
+		short.SL.ByDest = short.SL.ByDest[:3]
+		if _, _, err := routing.Repair(context.Background(), rc.g1, short); !errors.Is(err, routing.ErrNoRepair) {
+			t.Fatalf("%s: cut SL table: %v", engine, err)
+		}
+		rng := rand.New(rand.NewPCG(7, 7))
+		for it := 0; it < 50; it++ {
+			bad := old.Clone()
+			for range 1 + rng.IntN(20) {
+				s := int32(rng.IntN(g0.NumSwitches()))
+				bad.SetPort(s, rng.IntN(bad.Stride), uint8(rng.IntN(256)))
+				bad.SL.ByDest[rng.IntN(bad.Stride)] = uint8(rng.IntN(256))
+				if bad.SL.BySrc != nil {
+					bad.SL.BySrc[rng.IntN(len(bad.SL.BySrc))] = uint8(rng.IntN(256))
+				}
+			}
+			_, _, _ = routing.Repair(context.Background(), rc.g1, bad)
+			_, _, _ = routing.RepairWith(context.Background(), rc.g0, bad, routing.RepairOptions{Before: rc.g1})
+		}
+	}
+}
