@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -172,9 +173,9 @@ func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int) (routin
 	return st, nil
 }
 
-// TestRepairRandomFailures: single cable and single switch failures on
-// fat trees, tori, meshes, random fabrics and dragonflies, routed by the
-// engines whose tables Repair accepts. Every repaired routing passes the
+// TestRepairRandomFailures: single cable, single switch and triple cable
+// failures on fat trees, tori, meshes, random fabrics and dragonflies,
+// routed by the engines whose tables Repair accepts. Every repaired routing passes the
 // verifier (cdg.Verify: every pair delivered, no loop, an acyclic CDG per
 // VL within the limit) and changes at most 5× the entries that used the
 // failure. Nue's and DFSSSP's routings are repaired for every failure.
@@ -195,7 +196,7 @@ func TestRepairRandomFailures(t *testing.T) {
 				}
 				fails, tries, changedSum, usedSum := 0, 0, 0, 0
 				for seed := uint64(1); seed <= seeds; seed++ {
-					for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed}} {
+					for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed}, {Links: 3, Seed: seed}} {
 						rc := failed(t, tp, g0, old, spec)
 						tries++
 						st, err := checkRepair(t, rc, e, fb.vls)
@@ -410,6 +411,34 @@ func TestRepairGarbage(t *testing.T) {
 			}
 			_, _, _ = routing.Repair(context.Background(), rc.g1, bad)
 			_, _, _ = routing.RepairWith(context.Background(), rc.g0, bad, routing.RepairOptions{Before: rc.g1})
+		}
+	}
+}
+
+// TestRepairWorkers: the scan runs on GOMAXPROCS goroutines; the result
+// does not depend on how many.
+func TestRepairWorkers(t *testing.T) {
+	fb := repairFabrics[3]
+	tp, g0 := fb.build(t)
+	for _, engine := range []string{"nue", "dfsssp"} {
+		old, _, err := routeFor(t, g0, engine, fb.vls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := failed(t, tp, g0, old, topo.FailureSpec{Links: 2, Seed: 3})
+		var want *lft.Routing
+		for _, procs := range []int{1, 2, 5} {
+			prev := runtime.GOMAXPROCS(procs)
+			r, _, err := routing.Repair(context.Background(), rc.g1, old)
+			runtime.GOMAXPROCS(prev)
+			if err != nil {
+				t.Fatalf("%s, %d procs: %v", engine, procs, err)
+			}
+			if want == nil {
+				want = r
+			} else if !lft.Equal(r, want) {
+				t.Fatalf("%s: %d procs give other tables than 1", engine, procs)
+			}
 		}
 	}
 }

@@ -58,7 +58,7 @@ awk '
 say ""
 say "## Where Repair applies"
 say ""
-say "Single cable and single switch failures, seeds 1-8 each (TestRepairRandomFailures): failures repaired"
+say "One cable, one switch and three cables failing, seeds 1-8 each (TestRepairRandomFailures): failures repaired"
 say "(the rest fall back to a full routing with ErrNoRepair), entries changed and entries that used the failure,"
 say "over the repaired ones; every repaired routing passed the daemon's verifier."
 say ""
