@@ -175,10 +175,11 @@ func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int) (routin
 
 // TestRepairRandomFailures: single cable, single switch and triple cable
 // failures on fat trees, tori, meshes, random fabrics and dragonflies,
-// routed by the engines whose tables Repair accepts. Every repaired routing passes the
-// verifier (cdg.Verify: every pair delivered, no loop, an acyclic CDG per
-// VL within the limit) and changes at most 5× the entries that used the
-// failure. Nue's and DFSSSP's routings are repaired for every failure.
+// routed by the engines whose tables Repair accepts. Every repaired
+// routing passes the verifier (cdg.Verify: every pair delivered, no loop,
+// an acyclic CDG per VL within the limit) and changes at most 5× the
+// entries that used the failure. Nue's and DFSSSP's routings are repaired
+// for every failure.
 func TestRepairRandomFailures(t *testing.T) {
 	engines := []string{"nue", "dfsssp", "sar-nue", "sar-dfsssp", "lash", "updn", "minhop", "ftree"}
 	complete := map[string]bool{"nue": true, "dfsssp": true}
