@@ -25,16 +25,16 @@ import (
 // routes through it later pushes its traffic down that path under the
 // same check.
 //
-// When neither finds a way and SLs are per destination, the destination
-// moves to another VL the routing uses: its whole tree is re-attached
-// there (keeping entries where it can), since none of its turns are in
-// that VL's CDG yet.
-//
 // Shortest repaired paths can change many entries: when every neighbour
 // of a break point routes through it, each finds its own way around
 // first. When the shortest repair changes more than twice the break
 // points' entries, the destination is repaired again with as few changes
 // as it can (detours, below) and the repair with fewer changes is kept.
+//
+// When neither finds a way and SLs are per destination, the destination
+// moves to another VL the routing uses: its whole tree is re-attached
+// there (keeping entries where it can), since none of its turns are in
+// that VL's CDG yet.
 //
 // Cost: O(switches) to classify and measure the tree, plus O(b log b)
 // heap work and one Pearce–Kelly insertion per new turn for the b broken
@@ -131,9 +131,11 @@ func (rp *repairer) settle(bd *brokenDest, mode settleMode) (int, error) {
 			rp.settled(w, c)
 		}
 	}
-	if w := rp.stuck(); w >= 0 {
+	if w := rp.stuck(); w >= 0 && t.own[w] != 0 {
 		return 0, fmt.Errorf("%w: LID %d: switch %s has no path that keeps the dependencies of VL %d acyclic",
-			ErrNoRepair, bd.d, g.SwitchName(w), bits.TrailingZeros16(t.own[w]|1<<15))
+			ErrNoRepair, bd.d, g.SwitchName(w), bits.TrailingZeros16(t.own[w]))
+	} else if w >= 0 {
+		return 0, fmt.Errorf("%w: LID %d: switch %s has no neighbour with a path left", ErrNoRepair, bd.d, g.SwitchName(w))
 	}
 	n := 0
 	for x, p := range col {
