@@ -84,21 +84,29 @@ func (t *destTree) load(d int, col []uint8) bool {
 		return false
 	}
 	t.d, t.dsw, t.col = d, sw, col
+	unrouted := 0 // switches without a usable channel, d's own included
+	for x, p := range col {
+		c := g.ChannelAt(int32(x), p) // -1 for port 0 and NoPort (beyond fabric.MaxPorts) too
+		t.nxt[x] = c
+		if c < 0 {
+			unrouted++
+		}
+	}
+	t.whole = t.fresh[sw] || (t.revived != nil && t.revived[d])
+	if unrouted == 1 && !t.whole { // the common case: every switch but d's routes on
+		t.nxt[sw], t.breaks, t.freshDest = -1, 0, false
+		return true
+	}
 	home := t.comp[sw]
 	dead, gaps, freshGaps, routed := 0, 0, 0, 0
 	for x, p := range col {
-		c := int32(-1)
-		if p != lft.NoPort && p != 0 {
-			c = g.ChannelAt(int32(x), p)
-		}
-		t.nxt[x] = c
 		if int32(x) == sw || t.comp[x] != home {
 			continue
 		}
 		switch {
 		case p != lft.NoPort:
 			routed++
-			if c < 0 {
+			if t.nxt[x] < 0 {
 				dead++
 			}
 		case t.fresh[x]:
@@ -108,7 +116,6 @@ func (t *destTree) load(d int, col []uint8) bool {
 		}
 	}
 	t.nxt[sw] = -1
-	t.whole = t.fresh[sw] || (t.revived != nil && t.revived[d])
 	t.freshDest = t.whole || (routed == 0 && gaps > 0)
 	t.breaks = dead + freshGaps
 	if t.freshDest {
