@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/flitsim"
+	"github.com/nuesm/nuesm/internal/progress"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 )
@@ -156,7 +157,10 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 		},
 		Traffic: func(n *flitsim.Network) (flitsim.Traffic, error) { return sf.rf.workload(l, n) },
 	}
+	rep := progress.New(stderr, "flitsim sweep", progress.Options{})
+	rep.Phase(fmt.Sprintf("routing and simulating %d points", len(points)))
 	rows, err := setup.Run(ctx, pl, points)
+	rep.Stop()
 	if err != nil {
 		return err
 	}
