@@ -68,6 +68,12 @@ bench-nue: build
 bench-flitsim:
 	bench/flitsim/run.sh bench/flitsim/RESULTS.md
 
+## bench-booksim: flitsim against BookSim2 (built from its repository at
+## bench time) -> bench/flitsim/booksim.md and the speed table speed.md
+.PHONY: bench-booksim
+bench-booksim:
+	bench/flitsim/booksim.sh
+
 ## bench-seeds: the seed papers' reproduction reports; runs every
 ## bench/seeds/*/run.sh (each rewrites its RESULTS.md, the adaptive-routing
 ## runs included) and every sim.sh (minimal-routing simulations, SIM.md)
