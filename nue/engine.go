@@ -58,6 +58,11 @@ func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Rout
 // layers and returns per-layer statistics. The result is deterministic
 // and does not depend on opt.Workers.
 func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
+	return e.routeStats(ctx, g, opt, 1)
+}
+
+// routeStats is RouteStats with passes−1 refinement passes (refine.go).
+func (e Engine) routeStats(ctx context.Context, g *fabric.Graph, opt routing.Options, passes int) (*lft.Routing, *Stats, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -94,19 +99,18 @@ func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Opt
 	if len(nonEmpty) == 0 {
 		return lft.New(g, "nue"), &Stats{Partition: how, Schedule: sched, Share: share}, nil
 	}
-	r, st, ok, err := routeOnce(ctx, g, opt, nonEmpty, ds, jobOf, how, sched, share, false)
-	if err == nil && !ok {
-		// A switch LID could not fall back on escape paths added late:
-		// route again with escape paths covering switch LIDs from the start.
-		r, st, _, err = routeOnce(ctx, g, opt, nonEmpty, ds, jobOf, how, sched, share, true)
-		if err == nil {
-			st.Conservative = true
+	return refine(passes, &opt, g.MaxLID(), func(h *history) (*lft.Routing, *Stats, error) {
+		r, st, ok, err := routeOnce(ctx, g, opt, nonEmpty, ds, jobOf, how, sched, share, false, h)
+		if err == nil && !ok {
+			// A switch LID could not fall back on escape paths added late:
+			// route again with escape paths covering switch LIDs from the start.
+			r, st, _, err = routeOnce(ctx, g, opt, nonEmpty, ds, jobOf, how, sched, share, true, h)
+			if err == nil {
+				st.Conservative = true
+			}
 		}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, st, nil
+		return r, st, err
+	})
 }
 
 // routeOnce runs Algorithm 4.1 over the given layers. Unless conservative
@@ -114,7 +118,9 @@ func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Opt
 // LIDs, so that switch LIDs (routed last in each layer) do not restrict
 // the terminal routes; a switch LID that then needs the escape paths adds
 // their turns under a cycle check, and ok is false if that fails.
-func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts [][]dest, ds []dest, jobOf []int32, how Partition, sched Schedule, share Share, conservative bool) (*lft.Routing, *Stats, bool, error) {
+//
+// h, if not nil, carries the weights of the previous pass (refine.go).
+func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts [][]dest, ds []dest, jobOf []int32, how Partition, sched Schedule, share Share, conservative bool, h *history) (*lft.Routing, *Stats, bool, error) {
 	r := lft.New(g, "nue")
 	st := &Stats{Partition: how, Schedule: sched, Share: share}
 	if len(parts) == 0 {
@@ -171,6 +177,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	for c := range w {
 		w[c] = w0
 	}
+	h.start(w)
 	// A bound on any search key, for the radix heap: every destination
 	// adds at most (all sources' load) × (its LIDs) to a channel, and a
 	// key sums at most S channels.
@@ -259,7 +266,7 @@ func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts 
 	if rows != nil && how != Locality && opt.Workers > 1 {
 		defer rows.warmBehind(rowOrder(parts, S))()
 	}
-	ok, err := runRounds(ctx, layers, w, w0, r, opt, sched)
+	ok, err := runRounds(ctx, layers, w, w0, r, opt, sched, h)
 	if err != nil || !ok {
 		return nil, nil, ok, err
 	}
@@ -430,8 +437,10 @@ func schedule(layers []*layer, sched Schedule) []step {
 // destinations of a step are routed against the weights left by the steps
 // before it, in parallel when there are workers; then their increments are
 // added in step order. Switch LIDs add no balancing load: they carry next
-// to no data. The result does not depend on the workers.
-func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft.Routing, opt routing.Options, sched Schedule) (bool, error) {
+// to no data. With h, a destination's load of the previous pass leaves
+// the weights before its search. The result does not depend on the
+// workers.
+func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft.Routing, opt routing.Options, sched Schedule, h *history) (bool, error) {
 	steps := schedule(layers, sched)
 	total := 0
 	for _, st := range steps {
@@ -453,16 +462,21 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft
 				w[e.c] += e.v
 				wmax = max(wmax, w[e.c])
 			}
+			h.record(sd.d.lid, l.inc)
 		}
 		l.inc = l.inc[:0]
 	}
 	alone := &stepOut{w: w, wmax: &wmax, r: r}
+	if h != nil {
+		alone = nil // the history needs every increment (l.inc)
+	}
 	done := 0
 	for _, st := range steps {
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("nue: %w", err)
 		}
 		for _, sd := range st {
+			h.forget(sd.d.lid, w)
 			layers[sd.layer].w0, layers[sd.layer].span = w0, wmax-w0
 		}
 		if len(st) == 1 {
@@ -488,5 +502,6 @@ func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft
 			opt.Progress(done, total)
 		}
 	}
+	h.finish(w)
 	return true, nil
 }

@@ -3,6 +3,7 @@ package sar
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/nuesm/nuesm/dfsssp"
 	"github.com/nuesm/nuesm/fabric"
@@ -12,8 +13,24 @@ import (
 )
 
 // NueEngine is "sar-nue": Nue with scheduling awareness, configured as
-// Nue is. Without jobs it routes exactly like "nue".
-type NueEngine struct{ Config nue.Config }
+// Nue is, plus the number of passes of its job-aware routing. Without
+// jobs it routes exactly like "nue".
+type NueEngine struct {
+	Config nue.Config
+	// Passes is the number of Nue passes of the job-aware routing (see
+	// nue.Engine.RouteRefined); 0 means DefaultPasses.
+	Passes int
+}
+
+// DefaultPasses is sar-nue's default number of passes of its job-aware
+// routing, MaxPasses the most it takes. One greedy pass leaves the few
+// jobs' paths unbalanced where their order leaves ties to chance; each
+// further pass routes every destination against the others' final load
+// (bench/sar/RESULTS.md measures the gain per pass count).
+const (
+	DefaultPasses = 8
+	MaxPasses     = 64
+)
 
 func init() {
 	routing.Register("sar-nue", func() routing.Engine { return NueEngine{} })
@@ -30,7 +47,20 @@ func (NueEngine) DeadlockFree() bool { return true }
 // intra-job paths first (opt.Jobs); see route for the choice between that
 // and plain Nue.
 func (e NueEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-	return route(ctx, g, opt, "sar-nue", nue.Engine{Config: e.Config}.Route)
+	passes := e.Passes
+	if passes == 0 {
+		passes = DefaultPasses
+	}
+	if passes < 0 || passes > MaxPasses {
+		return nil, fmt.Errorf("sar-nue: %d passes, expected 1..%d", passes, MaxPasses)
+	}
+	base := nue.Engine{Config: e.Config}
+	return route(ctx, g, opt, "sar-nue", func(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
+		if !opt.SAR {
+			return base.Route(ctx, g, opt)
+		}
+		return base.RouteRefined(ctx, g, opt, passes)
+	})
 }
 
 // DFSSSPEngine is "sar-dfsssp": DFSSSP with scheduling awareness, as the

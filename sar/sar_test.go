@@ -10,6 +10,7 @@ import (
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/dfsssp"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -174,13 +175,87 @@ func TestConfigure(t *testing.T) {
 	if chain[0] != (NueEngine{Config: nue.Config{Share: nue.ShareNone}}) || chain[1] != (DFSSSPEngine{Config: dfsssp.Config{NoVLBalance: true}}) {
 		t.Fatalf("chain %+v", chain)
 	}
+	chain, err = routing.NewChain("sar-nue:passes=3:partition=locality", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chain[0] != (NueEngine{Config: nue.Config{Partition: nue.Locality}, Passes: 3}) {
+		t.Fatalf("chain %+v", chain)
+	}
 	for spec, want := range map[string]string{
 		"sar-nue:share=port":      `sar-nue: parameter share: unknown value "port"`,
 		"sar-dfsssp:vlcount=many": `sar-dfsssp: parameter vlcount: unknown value "many", expected bound or exact`,
-		"sar-nue:vlcount=exact":   `sar-nue: unknown parameter "vlcount", expected partition, schedule or share`,
+		"sar-nue:vlcount=exact":   `sar-nue: unknown parameter "vlcount", expected partition, schedule, share or passes`,
+		"sar-nue:passes=0":        `sar-nue: parameter passes: unknown value "0", expected 1..64`,
+		"sar-nue:passes=x":        `sar-nue: parameter passes: unknown value "x", expected 1..64`,
 	} {
 		if _, err := routing.NewChain(spec, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", spec, err, want)
 		}
+	}
+}
+
+// TestPassesGain: on SLURM-placed job mixes (tree allocation) on the k=8
+// 3-level fat tree, one greedy job-first pass leaves the jobs' paths
+// unbalanced; the passes of sar-nue bring the effective EFI of the
+// job-aware routing down by a fifth or more in total, never up on any
+// mix, and sar-nue beats plain Nue in total, never worse on any mix.
+func TestPassesGain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("k=8 fat tree, 4 mixes: about a second")
+	}
+	tp, err := topo.FatTree(8, 3, 0)
+	g := compile(t, tp, err)
+	plain, err := nue.Engine{}.Route(context.Background(), g, routing.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one, many, nueTotal, sarTotal int64
+	for seed := uint64(1); seed <= 4; seed++ {
+		all, err := Mix(g, MixConfig{Alloc: AllocTree}, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs := MultiSwitch(g, all)
+		opt := routing.Options{Jobs: jobs, SAR: true}
+		r1, err := nue.Engine{}.RouteRefined(context.Background(), g, opt, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r8, err := nue.Engine{}.RouteRefined(context.Background(), g, opt, DefaultPasses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := NueEngine{}.Route(context.Background(), g, routing.Options{Jobs: jobs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := cdg.Verify(g, rs, cdg.Options{MaxVLs: routing.DefaultMaxVLs, SwitchDelivery: true}); err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, rep)
+		}
+		var m [4]*Metrics
+		for i, r := range []*lft.Routing{r1, r8, plain, rs} {
+			if m[i], err = Measure(g, r, jobs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("seed %d: bound %d, one pass %d, %d passes %d, nue %d, sar-nue %d", seed, Bound(g, jobs),
+			m[0].EffectiveEFI, DefaultPasses, m[1].EffectiveEFI, m[2].EffectiveEFI, m[3].EffectiveEFI)
+		if m[1].EffectiveEFI > m[0].EffectiveEFI {
+			t.Errorf("seed %d: passes raised the effective EFI", seed)
+		}
+		if m[3].MaxJobEFI > m[2].MaxJobEFI {
+			t.Errorf("seed %d: sar-nue's worst job worse than nue's", seed)
+		}
+		one += m[0].EffectiveEFI
+		many += m[1].EffectiveEFI
+		nueTotal += m[2].EffectiveEFI
+		sarTotal += m[3].EffectiveEFI
+	}
+	if 5*many > 4*one {
+		t.Errorf("passes: effective EFI %d in total, one pass %d", many, one)
+	}
+	if sarTotal >= nueTotal {
+		t.Errorf("sar-nue: effective EFI %d in total, nue %d", sarTotal, nueTotal)
 	}
 }
