@@ -23,6 +23,15 @@
 // generated dumps have LID 0 everywhere, and callers that need LIDs call
 // Result.Fabric.AssignLIDs(lmc).
 //
+// Damaged input says what it is, in one located error: a dump cut short
+// (ErrTruncated: "truncated at line N", whether the cut fell inside a line,
+// inside a node block or before the node blocks its cables lead to), and
+// input that is no dump at all (ErrNotDump: binary or compressed data,
+// text without a node block). ReadFileLimited, ParseFileLimited and
+// LimitReader bound what is read: a daemon given a named pipe, /dev/zero
+// or a huge file gets an error instead of hanging or running out of
+// memory.
+//
 // Write and WriteFile write a fabric back in the same format, nodes in
 // fabric order, so that Parse(Write(f)) equals f for every parsed f.
 // WriteIBSim writes the dialect ibsim needs (see its documentation for the

@@ -20,8 +20,22 @@ var (
 	ErrLink = errors.New("inconsistent link")
 	// ErrUnknownNode marks a port cabled to a node that has no node block.
 	ErrUnknownNode = errors.New("link to a node without a node block")
-	// ErrNoNodes marks input without a single node block.
+	// ErrNoNodes marks input without a single node block; it comes with
+	// ErrNotDump.
 	ErrNoNodes = errors.New("no node blocks")
+	// ErrNotDump marks input that is no ibnetdiscover dump at all: binary
+	// or compressed data, or text without a node block.
+	ErrNotDump = errors.New("not an ibnetdiscover dump")
+	// ErrTruncated marks a dump that ends early: inside a node block, in
+	// the middle of a line, or before the node blocks of the nodes its
+	// cables lead to. It comes with the sentinels of what that broke.
+	ErrTruncated = errors.New("truncated dump")
+	// ErrTooLarge marks input beyond the size limit of ReadFileLimited or
+	// LimitReader.
+	ErrTooLarge = errors.New("dump exceeds the size limit")
+	// ErrNotRegular marks a path that ReadFileLimited refuses: a named
+	// pipe, a device, a directory or a socket.
+	ErrNotRegular = errors.New("not a regular file")
 	// ErrIBSim marks a fabric that ibsim cannot present as it is (see
 	// ForIBSim).
 	ErrIBSim = errors.New("not representable in ibsim")

@@ -7,18 +7,57 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nuesm/nuesm/topo"
 )
+
+// maxSeedBytes keeps corpus dumps above it out of the seeds: every run
+// of a big seed costs as much as hundreds of small ones.
+const maxSeedBytes = 16 << 10
+
+// generatedSeeds are written dumps of small generated fabrics of several
+// shapes: real structure (switch-switch cables, CAs, LIDs, chassis-free
+// blocks in the writer's layout) for the fuzzer to mutate.
+func generatedSeeds(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, gen := range []func() (*topo.Topology, error){
+		func() (*topo.Topology, error) { return topo.FatTree(2, 2, 0) },
+		func() (*topo.Topology, error) { return topo.Torus([]int{3, 2}, 1, false) },
+		func() (*topo.Topology, error) { return topo.Torus([]int{2, 2}, 1, true) },
+		func() (*topo.Topology, error) { return topo.Ring(4, 1, nil) },
+		func() (*topo.Topology, error) { return topo.Hypercube(2, 2) },
+		func() (*topo.Topology, error) { return topo.Kautz(2, 2, 1) },
+		func() (*topo.Topology, error) { return topo.Random(4, 2, 1, 7) },
+		func() (*topo.Topology, error) { return topo.Dragonfly(1, 2, 1, 3) },
+	} {
+		tp, err := gen()
+		if err != nil {
+			f.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, tp.Fabric); err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, buf.Bytes())
+	}
+	return out
+}
 
 // FuzzParse feeds arbitrary text to Parse. Properties: no panic; errors are
 // located (*Error with a line); whenever Parse succeeds, Write succeeds and
-// Parse(Write(f)) equals f; the ibsim writer does not panic either.
+// Parse(Write(f)) equals f; the ibsim writer does not panic either. Seeds:
+// small generated fabrics, the small dumps of the shared corpus (read in
+// place), the grammar's corners.
 func FuzzParse(f *testing.F) {
+	for _, b := range generatedSeeds(f) {
+		f.Add(b)
+	}
 	files, _ := filepath.Glob(filepath.Join(corpusDir, "*.topo"))
 	if len(files) == 0 {
-		f.Logf("SKIPPING corpus seeds: %s is absent; fuzzing from the inline seeds only", corpusDir)
+		f.Logf("SKIPPING corpus seeds: %s is absent; fuzzing from the generated and inline seeds only", corpusDir)
 	}
 	for _, fn := range files {
-		if b, err := os.ReadFile(fn); err == nil {
+		if b, err := os.ReadFile(fn); err == nil && len(b) <= maxSeedBytes {
 			f.Add(b)
 		}
 	}

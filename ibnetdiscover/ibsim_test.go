@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/ibtest"
 	"github.com/nuesm/nuesm/topo"
 )
 
@@ -270,8 +271,8 @@ func runIBSim(t *testing.T, net string, args []string, umad2sim string) []byte {
 		sim.Process.Kill()
 		<-exited
 	}()
-	ready := false
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	ready, start := false, time.Now()
+	for deadline := ibtest.Deadline(t); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		select {
 		case <-exited:
 			t.Fatalf("ibsim exited: %s", simOut.String())
@@ -283,9 +284,9 @@ func runIBSim(t *testing.T, net string, args []string, umad2sim string) []byte {
 		}
 	}
 	if !ready {
-		t.Fatalf("ibsim not ready after 20 s: %s", simOut.String())
+		t.Fatalf("ibsim not ready after %v: %s", time.Since(start).Round(time.Second), simOut.String())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), ibtest.Budget(t))
 	defer cancel()
 	var stderr bytes.Buffer
 	disc := exec.CommandContext(ctx, "ibnetdiscover")

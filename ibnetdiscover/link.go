@@ -45,6 +45,14 @@ func (p *parser) checkClaim(id fabric.NodeID, port int, c *claim) *Error {
 	peerName := lazyID{c.peerKind, c.peerGUID}
 	peerID, ok := p.b.Lookup(c.peerGUID)
 	if !ok {
+		if p.unknownPeers == nil {
+			p.unknownPeers = map[uint64]struct{}{}
+		}
+		p.unknownPeers[c.peerGUID] = struct{}{}
+		if p.firstUnknown == "" || line < p.firstUnknownLine {
+			p.firstUnknown = fmt.Sprintf("line %d, port %d to %s[%d]", line, port, peerName, c.peerPort)
+			p.firstUnknownLine = line
+		}
 		return p.errAt(line, ErrUnknownNode, "port %d is cabled to %s[%d], which has no node block, expected a node block for %s",
 			port, peerName, c.peerPort, peerName)
 	}
@@ -65,6 +73,7 @@ func (p *parser) checkClaim(id fabric.NodeID, port int, c *claim) *Error {
 	back := &p.claims[int(p.portBase[peerID])+int(c.peerPort)]
 	myName := lazyID{n.Kind, n.GUID}
 	if back.line == 0 {
+		p.oneSided = append(p.oneSided, oneSided{line: line, port: port, far: peer, farName: peerName})
 		return p.errAt(line, errOneSided,
 			"port %d is cabled to %s[%d], but that node (line %d) lists no cable on port %d, expected the cable listed from both ends",
 			port, peerName, c.peerPort, p.nodeLine[peerID], c.peerPort)

@@ -78,7 +78,7 @@ var malformed = []struct {
 	{"junk after a GUID line", mutate(map[int]string{14: `caguid=0x2c90100000002 junk`}), 14, "after the GUID", ErrSyntax},
 	{"second vendid in a block", mutate(map[int]string{5: `vendid=0x2c9`}), 5, "second vendid line in one node block (first at line 4)", ErrSyntax},
 	{"block without node line", mutate(map[int]string{15: ``}), 12, "node block has no node line", ErrSyntax},
-	{"file ends inside a block", strings.Join(strings.Split(base, "\n")[:20], "\n"), 18, "file ends inside a node block", ErrSyntax},
+	{"file ends inside a block", strings.Join(strings.Split(base, "\n")[:20], "\n"), 20, "truncated at line 20: the file ends inside the node block of line 18", ErrTruncated},
 	{"port line outside a node block", mutate(map[int]string{3: swPort1}), 3, "port line outside a node block", ErrSyntax},
 	{"port line before the node line", mutate(map[int]string{7: swPort1}), 7, "before the node line of the block at line 4", ErrSyntax},
 	{"bad chassis heading", mutate(map[int]string{3: `Chassis x`}), 3, "chassis number", ErrSyntax},

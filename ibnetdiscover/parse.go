@@ -66,13 +66,18 @@ func (r *Result) Line(p fabric.Problem) int {
 	return r.NodeLine(p.Node)
 }
 
-// ParseFile parses the dump at path (see Parse).
+// ParseFile parses the dump at path (see Parse). A named pipe is read as
+// it comes (nuesm info <(ibnetdiscover)); a directory is refused with an
+// error wrapping ErrNotRegular.
 func ParseFile(path string) (*Result, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("ibnetdiscover: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("ibnetdiscover: %s: a directory, expected a dump file: %w", path, ErrNotRegular)
+	}
 	return Parse(f, path)
 }
 
@@ -151,6 +156,16 @@ type parser struct {
 	header   []string
 	blk      block
 	warns    []Warning
+
+	lastText     int                 // last line that is not blank
+	prevText     int                 // the one before it
+	unterminated bool                // the last line has no newline
+	unknownPeers map[uint64]struct{} // GUIDs cabled to without a node block
+
+	firstUnknown     string // the first cable to unknownPeers, for messages
+	firstUnknownLine int
+	oneSided         []oneSided // cables whose far end lists none
+	tailCut          bool       // they all lead past the last listed port of the last block
 }
 
 func newParser(name string) *parser {
@@ -177,6 +192,9 @@ func (p *parser) read(r io.Reader) error {
 	if !ok || br.Size() < 4096 {
 		br = bufio.NewReaderSize(r, 64<<10)
 	}
+	if err := p.sniff(br); err != nil {
+		return err
+	}
 	var long []byte
 	for {
 		line, err := br.ReadSlice('\n')
@@ -193,15 +211,23 @@ func (p *parser) read(r io.Reader) error {
 		}
 		if len(line) > 0 {
 			p.line++
+			p.unterminated = line[len(line)-1] != '\n'
+			if err := p.binaryAt(line); err != nil {
+				return err
+			}
 			if e := p.handle(line); e != nil {
-				return e
+				return p.cutShort(e)
 			}
 		}
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("ibnetdiscover: %s:%d: read: %w", p.file, p.line, err)
+			// err names the file already (an *os.PathError, as a rule)
+			if p.line == 0 {
+				return fmt.Errorf("ibnetdiscover: %w", err)
+			}
+			return fmt.Errorf("ibnetdiscover: %s:%d: %w", p.file, p.line, err)
 		}
 	}
 }
@@ -212,6 +238,7 @@ func (p *parser) handle(raw []byte) error {
 	if len(t) == 0 {
 		return p.blank()
 	}
+	p.prevText, p.lastText = p.lastText, p.line
 	switch t[0] {
 	case '#':
 		return p.comment(t)
@@ -370,12 +397,18 @@ func nodeKeyword(t []byte) (fabric.NodeKind, int, bool) {
 // finish checks the end of input, connects the cables and validates.
 func (p *parser) finish() (*Result, error) {
 	if p.blk.start != 0 {
-		return nil, p.errAt(p.blk.start, ErrSyntax, "file ends inside a node block, expected a Switch, Ca or Rt line")
+		return nil, p.errAt(p.lastText, errTruncatedSyntax,
+			"truncated at line %d: the file ends inside the node block of line %d, expected its Switch, Ca or Rt line", p.lastText, p.blk.start)
 	}
 	if p.b.Len() == 0 {
-		return nil, p.errAt(max(p.line, 1), ErrNoNodes, "no node blocks, expected at least one Switch, Ca or Rt block")
+		what := "no node blocks"
+		if p.line == 0 {
+			what = "empty input, no node blocks"
+		}
+		return nil, p.errAt(max(p.line, 1), errNoDump, "not an ibnetdiscover dump: %s, expected at least one Switch, Ca or Rt block", what)
 	}
 	errs := p.link()
+	p.tailCut = p.cutLastBlock()
 	f := p.b.Fabric()
 	f.Chassis = p.chassis
 	f.Header = p.header
@@ -397,6 +430,9 @@ func (p *parser) finish() (*Result, error) {
 	}
 	if len(errs) > 0 {
 		sortErrors(errs)
+		if e := p.truncatedLinks(errs); e != nil {
+			return nil, e
+		}
 		if len(errs) == 1 {
 			return nil, errs[0]
 		}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
@@ -97,7 +96,7 @@ func TestInteropReadOpenSMDumps(t *testing.T) {
 		}
 	}
 
-	out, err := sim.Run(20*time.Second, "dump_lfts")
+	out, err := sim.Run(ibtest.Budget(t), "dump_lfts")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +170,7 @@ func TestInteropOpenSMLoadsOurLFTs(t *testing.T) {
 	}
 	// The switches hold them. -n: random tables break LID routing, so
 	// dump_lfts must not resolve destinations by LID.
-	out, err := sim.Run(20*time.Second, "dump_lfts", "-n")
+	out, err := sim.Run(ibtest.Budget(t), "dump_lfts", "-n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +236,7 @@ func TestInteropQoSPolicy(t *testing.T) {
 		if lid == src {
 			continue
 		}
-		out, err := sim.Run(10*time.Second, "saquery", "-p", "--src-to-dst", strconv.Itoa(src)+":"+strconv.Itoa(lid))
+		out, err := sim.Run(ibtest.Budget(t), "saquery", "-p", "--src-to-dst", strconv.Itoa(src)+":"+strconv.Itoa(lid))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/ibtest"
 	"github.com/nuesm/nuesm/internal/slurmtest"
 	"github.com/nuesm/nuesm/slurm"
 	"github.com/nuesm/nuesm/topo"
@@ -78,9 +79,9 @@ func TestRealCluster(t *testing.T) {
 
 	ctx := context.Background()
 	sources := map[string]slurm.Source{
-		"squeue":    &slurm.Squeue{Env: []string{"SLURM_CONF=" + c.Conf}},
-		"rest-unix": &slurm.REST{URL: "unix://" + c.RESTSocket},
-		"rest-jwt":  &slurm.REST{URL: c.JWTURL, User: "root", Token: c.Token(t, time.Hour)},
+		"squeue":    &slurm.Squeue{Env: []string{"SLURM_CONF=" + c.Conf}, Timeout: ibtest.Budget(t)},
+		"rest-unix": &slurm.REST{URL: "unix://" + c.RESTSocket, Timeout: ibtest.Budget(t)},
+		"rest-jwt":  &slurm.REST{URL: c.JWTURL, User: "root", Token: c.Token(t, time.Hour), AllowHTTPToken: true, Timeout: ibtest.Budget(t)},
 	}
 	var reference []slurm.Job
 	for _, name := range []string{"squeue", "rest-unix", "rest-jwt"} {
@@ -158,6 +159,10 @@ func TestRealCluster(t *testing.T) {
 	if _, err := (&slurm.REST{URL: c.JWTURL, Token: c.Token(t, time.Hour)}).RunningJobs(ctx); err == nil || !strings.Contains(err.Error(), "needs the user name") {
 		t.Errorf("token without a user name: %v", err)
 	}
+	// slurmrestd's JWT port is plain http: the token goes only when allowed
+	if _, err := (&slurm.REST{URL: c.JWTURL, User: "root", Token: c.Token(t, time.Hour)}).RunningJobs(ctx); !errors.Is(err, slurm.ErrHTTPToken) {
+		t.Errorf("token over http:// without AllowHTTPToken: %v, want an ErrHTTPToken", err)
+	}
 	// JWT slurmrestd without a token: a clear error, not an empty list
 	if _, err := (&slurm.REST{URL: c.JWTURL}).RunningJobs(ctx); !errors.Is(err, slurm.ErrREST) {
 		t.Errorf("JWT slurmrestd without a token: %v, want an ErrREST", err)
@@ -194,7 +199,7 @@ func TestCaptureFixtures(t *testing.T) {
 		c.Submit(t, slurmtest.JobSpec{Nodes: 1, Name: "unlimited"}),
 		c.Submit(t, slurmtest.JobSpec{Nodes: 2, Partition: "debug", TimeLimit: "10", Name: "dbg"}),
 	}
-	out, err := c.Run(30*time.Second, "sbatch", "--parsable", "--chdir", filepath.Join(c.Dir, "jobs"), "-o", "/dev/null",
+	out, err := c.Run(ibtest.Budget(t), "sbatch", "--parsable", "--chdir", filepath.Join(c.Dir, "jobs"), "-o", "/dev/null",
 		"--array=1-2", "-N", "1", "-t", "5", "-J", "arr", "--wrap", "sleep 600")
 	if err != nil {
 		t.Fatal(err)
@@ -203,16 +208,19 @@ func TestCaptureFixtures(t *testing.T) {
 	c.Submit(t, slurmtest.JobSpec{Nodes: 40, Name: "toobig"}) // stays PENDING
 	// a heterogeneous job: two components (1 + 2 nodes); backfill starts
 	// it within ~30 s, so it is usually captured PENDING
-	out, err = c.Run(30*time.Second, "sbatch", "--parsable", "--chdir", filepath.Join(c.Dir, "jobs"), "-o", "/dev/null",
+	out, err = c.Run(ibtest.Budget(t), "sbatch", "--parsable", "--chdir", filepath.Join(c.Dir, "jobs"), "-o", "/dev/null",
 		"-J", "het", "-N", "1", "--wrap", "sleep 600", ":", "-N", "2", "--wrap", "sleep 600")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("het job %s", out)
 	c.WaitRunning(t, 30*time.Second, running...)
-	time.Sleep(time.Second) // let the array tasks start too
+	ibtest.WaitFor(t, "array tasks running", func() (bool, error) {
+		out, err := c.Run(ibtest.Budget(t), "squeue", "-h", "-t", "RUNNING", "-n", "arr", "-o", "%i")
+		return len(strings.Fields(out)) == 2, err
+	})
 
-	sq, err := c.Run(30*time.Second, "squeue", "-h", "-o", slurm.SqueueFormat)
+	sq, err := c.Run(ibtest.Budget(t), "squeue", "-h", "-o", slurm.SqueueFormat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,31 +264,25 @@ func TestRealClusterConfiguring(t *testing.T) {
 	dir := t.TempDir()
 	release := filepath.Join(dir, "release")
 	prolog := filepath.Join(dir, "prolog.sh")
-	script := "#!/bin/sh\ni=0\nwhile [ ! -e " + release + " ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+	// held until the test releases it (or for 30 minutes)
+	script := "#!/bin/sh\ni=0\nwhile [ ! -e " + release + " ] && [ $i -lt 18000 ]; do sleep 0.1; i=$((i+1)); done\n"
 	if err := os.WriteFile(prolog, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	c := slurmtest.Start(t, slurmtest.Config{Nodes: "node[0001-0008]", REST: true, PrologSlurmctld: prolog})
 	id := c.Submit(t, slurmtest.JobSpec{NodeList: "node[0001,0005]", TimeLimit: "60"})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	ibtest.WaitFor(t, "job "+id+" CONFIGURING", func() (bool, error) {
 		q, err := c.Queue()
-		if err == nil && q[id].State == slurm.StateConfiguring {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s not CONFIGURING after 20 s: %+v %v", id, q[id], err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	out, err := c.Run(10*time.Second, "squeue", "-h", "-t", "RUNNING", "-o", "%i")
+		return err == nil && q[id].State == slurm.StateConfiguring, nil
+	})
+	out, err := c.Run(ibtest.Budget(t), "squeue", "-h", "-t", "RUNNING", "-o", "%i")
 	if err != nil || strings.TrimSpace(out) != "" {
 		t.Errorf("squeue -t RUNNING during the prolog: %q %v (expected to omit the job)", out, err)
 	}
 	ctx := context.Background()
 	for name, src := range map[string]slurm.Source{
-		"squeue": &slurm.Squeue{Env: []string{"SLURM_CONF=" + c.Conf}},
-		"rest":   &slurm.REST{URL: "unix://" + c.RESTSocket},
+		"squeue": &slurm.Squeue{Env: []string{"SLURM_CONF=" + c.Conf}, Timeout: ibtest.Budget(t)},
+		"rest":   &slurm.REST{URL: "unix://" + c.RESTSocket, Timeout: ibtest.Budget(t)},
 	} {
 		jobs, err := src.RunningJobs(ctx)
 		if err != nil || len(jobs) != 1 || jobs[0].ID != id || jobs[0].State != slurm.StateConfiguring || jobs[0].NodeList != "node[0001,0005]" {

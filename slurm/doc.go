@@ -7,10 +7,13 @@
 //   - Hostlist expressions: Expand ("node[001-004,010]" → node001 … node010),
 //     Compress and CompressSorted (the inverse, as scontrol show hostlist and
 //     hostlistsorted print it). The grammar is SLURM 22.05's; see Expand.
-//   - Job sources: Squeue runs squeue(1) (no shell, bounded by a context),
-//     REST asks slurmrestd's /slurm/v0.0.38/jobs over TCP or a unix socket.
-//     Both implement Source and return the running jobs as Job values
-//     (RUNNING, and CONFIGURING while a PrologSlurmctld runs).
+//   - Job sources: Squeue runs squeue(1) (no shell, bounded by a context,
+//     killed with its whole process group), REST asks slurmrestd's
+//     /slurm/v0.0.38/jobs over TCP or a unix socket (redirects not
+//     followed, a token over plain http:// only when allowed). Both bound
+//     what they read (MaxBytes) and implement Source, returning the running
+//     jobs as Job values (RUNNING, and CONFIGURING while a PrologSlurmctld
+//     runs).
 //   - The host → fabric mapping: HostMap maps a SLURM host name to the CA
 //     ports (Endpoints) whose node description starts with that name
 //     ("stage114 mlx4_0" → stage114), with an override file for the rest.

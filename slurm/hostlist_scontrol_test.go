@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nuesm/nuesm/internal/ibtest"
 )
@@ -37,7 +36,7 @@ func newScontrol(t *testing.T) *scontrol {
 // hostlist invalid.
 func (s *scontrol) show(what, arg string) (lines []string, ok bool) {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), ibtest.Budget(s.t))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "scontrol", "show", what, arg)
 	cmd.Env = append(os.Environ(), "SLURM_CONF="+s.conf)

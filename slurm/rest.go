@@ -23,11 +23,24 @@ const DefaultAPIVersion = "v0.0.38"
 // or a non-empty "errors" list).
 var ErrREST = errors.New("slurmrestd error")
 
+// ErrHTTPToken is the refusal to send a token over plain http:// (see
+// REST.AllowHTTPToken).
+var ErrHTTPToken = errors.New("refusing to send the token over plain http:// (readable on the network); use https://, a unix:// socket, or allow it explicitly")
+
+// ErrRedirect is an answer that redirects elsewhere: REST does not follow
+// it, so the token never leaves URL's host; point URL at the target.
+var ErrRedirect = errors.New("redirect not followed (the token goes to the configured URL only); configure the target URL instead")
+
 // REST asks slurmrestd for the jobs: GET {URL}/slurm/{APIVersion}/jobs.
 // SLURM 22.05's endpoint ignores state filters, so RunningJobs keeps the
 // jobs whose job_state is RUNNING or CONFIGURING itself. The zero value is not usable:
 // URL is required. A REST is safe for concurrent use; each call opens its
 // own connection (polls are rare) and closes it.
+//
+// The token stays with URL: a redirect is not followed but reported (the
+// token would go to wherever it points), and a token is not sent over
+// plain http:// unless AllowHTTPToken says so. Answers are read up to
+// MaxBytes.
 type REST struct {
 	// URL is slurmrestd's address: "http://host:port", "https://host:port"
 	// (a path, e.g. of a reverse proxy, is kept as a prefix) or
@@ -41,6 +54,15 @@ type REST struct {
 	// required.
 	// Over a unix socket with rest_auth/local neither is needed.
 	User, Token string
+	// AllowHTTPToken lets a token go over a plain http:// URL, where
+	// anyone on the path can read and replay it. Without it such a query
+	// is refused before anything is sent; https:// and unix:// need no
+	// permission. slurmrestd itself speaks no TLS: put a TLS proxy in front
+	// of it, use its unix socket, or set this for a loopback address.
+	AllowHTTPToken bool
+	// MaxBytes bounds the answer's body (0 = DefaultRESTMaxBytes); more is
+	// an error wrapping ErrTooLarge.
+	MaxBytes int64
 	// Timeout bounds one request (0 = DefaultTimeout); the context passed
 	// to RunningJobs may end it sooner.
 	Timeout time.Duration
@@ -75,6 +97,13 @@ func (r *REST) Jobs(ctx context.Context) ([]Job, error) {
 	if r.Token != "" && r.User == "" {
 		return nil, fmt.Errorf("slurmrestd %s: a token needs the user name it was made for (X-SLURM-USER-NAME)", r.URL)
 	}
+	if r.Token != "" && !r.AllowHTTPToken && plainHTTP(r.URL) {
+		return nil, fmt.Errorf("slurmrestd %s: %w", r.URL, ErrHTTPToken)
+	}
+	limit := r.MaxBytes
+	if limit <= 0 {
+		limit = DefaultRESTMaxBytes
+	}
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -90,7 +119,10 @@ func (r *REST) Jobs(ctx context.Context) ([]Job, error) {
 		req.Header.Set("X-SLURM-USER-NAME", r.User)
 		req.Header.Set("X-SLURM-USER-TOKEN", r.Token)
 	}
-	resp, err := (&http.Client{Transport: rt}).Do(req)
+	client := &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	resp, err := client.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("slurmrestd %s: no answer within %v: %w", r.URL, timeout, ctx.Err())
@@ -98,7 +130,16 @@ func (r *REST) Jobs(ctx context.Context) ([]Job, error) {
 		return nil, fmt.Errorf("slurmrestd %s: %w", r.URL, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 == 3 {
+		return nil, fmt.Errorf("slurmrestd %s: HTTP %s to %q: %w", r.URL, resp.Status, resp.Header.Get("Location"), ErrRedirect)
+	}
+	if resp.ContentLength > limit {
+		return nil, tooLarge("slurmrestd "+r.URL, limit)
+	}
+	body, over, err := readLimited(resp.Body, limit)
+	if over {
+		return nil, tooLarge("slurmrestd "+r.URL, limit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("slurmrestd %s: reading the answer: %w", r.URL, err)
 	}
@@ -161,6 +202,12 @@ func (r *REST) endpoint() (string, http.RoundTripper, error) {
 		return "http://slurmrestd" + path, rt, nil
 	}
 	return "", nil, fmt.Errorf("slurmrestd URL %q: scheme %q, expected http, https or unix", r.URL, u.Scheme)
+}
+
+// plainHTTP reports whether raw (a valid URL) has the http scheme.
+func plainHTTP(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Scheme == "http"
 }
 
 func snippet(b []byte) string {

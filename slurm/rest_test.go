@@ -149,7 +149,7 @@ func TestRESTOverTCPWithToken(t *testing.T) {
 	srv := httptest.NewServer(restServer(t, "tok"))
 	defer srv.Close()
 	ctx := context.Background()
-	jobs, err := (&REST{URL: srv.URL + "/", User: "root", Token: "tok"}).RunningJobs(ctx)
+	jobs, err := (&REST{URL: srv.URL + "/", User: "root", Token: "tok", AllowHTTPToken: true}).RunningJobs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

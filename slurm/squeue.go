@@ -34,16 +34,23 @@ var ErrMalformed = errors.New("malformed SLURM output")
 //
 // It runs the program directly (no shell) with the process's environment,
 // minus the SQUEUE_* variables that would change squeue's output, plus
-// Env. The zero value runs "squeue" from $PATH with DefaultTimeout. A
-// Squeue is safe for concurrent use.
+// Env, in a process group of its own: on the deadline, or when its output
+// passes MaxBytes, the whole group is killed, so a hung wrapper script
+// leaves no children behind. The zero value runs "squeue" from $PATH with
+// DefaultTimeout and DefaultSqueueMaxBytes. A Squeue is safe for
+// concurrent use.
 type Squeue struct {
 	// Path is the squeue program; "" means "squeue" found in $PATH.
 	Path string
 	// Env holds extra NAME=value pairs, e.g. "SLURM_CONF=/etc/slurm/x.conf".
 	Env []string
 	// Timeout bounds one run (0 = DefaultTimeout); the context passed to
-	// RunningJobs may end it sooner. On expiry squeue is killed.
+	// RunningJobs may end it sooner. On expiry squeue's process group is
+	// killed.
 	Timeout time.Duration
+	// MaxBytes bounds squeue's standard output (0 =
+	// DefaultSqueueMaxBytes); more is an error wrapping ErrTooLarge.
+	MaxBytes int64
 }
 
 // RunningJobs runs squeue and returns the Allocated jobs it lists, sorted
@@ -79,16 +86,36 @@ func (s *Squeue) run(ctx context.Context) ([]byte, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	limit := s.MaxBytes
+	if limit <= 0 {
+		limit = DefaultSqueueMaxBytes
+	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, SqueueArgs...)
 	cmd.Env = squeueEnv(os.Environ(), s.Env)
+	ownGroup(cmd)
 	cmd.WaitDelay = time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &limitedWriter{w: &stderr, n: 64 << 10}
+	stdout := &cappedBuffer{limit: limit, over: cancel}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &limitedWriter{w: &stderr, n: 64 << 10}
 	err := cmd.Run()
-	if ctx.Err() != nil {
+	waitDelay := errors.Is(err, exec.ErrWaitDelay)
+	if waitDelay {
+		// squeue is gone but members of its group still hold the output
+		// open; the group id stays theirs while they live.
+		_ = killGroup(cmd)
+	}
+	switch {
+	case stdout.exceeded:
+		return nil, tooLarge("squeue", limit)
+	case parent.Err() != nil:
+		return nil, fmt.Errorf("squeue: %w", parent.Err())
+	case ctx.Err() != nil:
 		return nil, fmt.Errorf("squeue: no answer within %v: %w", timeout, ctx.Err())
+	case waitDelay:
+		return nil, fmt.Errorf("squeue: exited, but processes it started kept its output open: %w", err)
 	}
 	if err != nil {
 		msg := lastLines(stderr.String(), 5)
@@ -97,7 +124,7 @@ func (s *Squeue) run(ctx context.Context) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("squeue: %w", err)
 	}
-	return stdout.Bytes(), nil
+	return stdout.buf.Bytes(), nil
 }
 
 // squeueEnv is base without SQUEUE_* (they set default formats, sorting

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/nuesm/nuesm/internal/buildinfo"
 )
 
 func main() {
@@ -36,6 +38,7 @@ Examples:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	buildinfo.AddVersion(root)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newMergeCmd(), newSummaryCmd())
 	return root
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -113,6 +114,15 @@ func parseEngines(s string, defVLs int) ([]engineSpec, error) {
 	return out, nil
 }
 
+func finite(xs ...float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
 // parseList parses "a,b,c" or a range "from:to[:step]" (step default 1).
 func parseList(s string) ([]float64, error) {
 	if from, rest, ok := strings.Cut(s, ":"); ok {
@@ -123,15 +133,16 @@ func parseList(s string) ([]float64, error) {
 		a, e1 := strconv.ParseFloat(from, 64)
 		b, e2 := strconv.ParseFloat(to, 64)
 		d, e3 := strconv.ParseFloat(st, 64)
-		if e1 != nil || e2 != nil || e3 != nil || d <= 0 || b < a || (b-a)/d > 10000 {
+		if e1 != nil || e2 != nil || e3 != nil || !finite(a, b, d) || d <= 0 || b < a || (b-a)/d > 10000 {
 			return nil, fmt.Errorf("range %q, expected FROM:TO:STEP with FROM <= TO and STEP > 0", s)
 		}
-		var out []float64
-		for i := 0; ; i++ {
-			// Round to 1e-9 so that 0.1:1:0.1 gives 0.3, not 0.30000000000000004.
-			x := float64(int64((a+float64(i)*d)*1e9+0.5)) / 1e9
-			if x > b+d*1e-6 {
-				break
+		n := int((b-a)/d+1e-6) + 1 // counted, not compared: no endless loop on odd floats
+		out := make([]float64, 0, n)
+		for i := range n {
+			x := a + float64(i)*d
+			if math.Abs(x) < 1e9 {
+				// Round to 1e-9 so that 0.1:1:0.1 gives 0.3, not 0.30000000000000004.
+				x = math.Round(x*1e9) / 1e9
 			}
 			out = append(out, x)
 		}
@@ -143,8 +154,8 @@ func parseList(s string) ([]float64, error) {
 			continue
 		}
 		x, err := strconv.ParseFloat(f, 64)
-		if err != nil {
-			return nil, fmt.Errorf("list %q: %q is not a number", s, f)
+		if err != nil || !finite(x) {
+			return nil, fmt.Errorf("list %q: %q is not a finite number", s, f)
 		}
 		out = append(out, x)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/nuesm/nuesm/internal/buildinfo"
 )
 
 func newRootCmd() *cobra.Command {
@@ -21,6 +23,7 @@ Examples:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	buildinfo.AddVersion(root)
 	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd())
 	for _, mk := range subcommands {
 		root.AddCommand(mk())

@@ -11,7 +11,10 @@
 //
 // Processes are started with exec, stopped when the test ends (SIGTERM,
 // then SIGKILL) and keep their logs in the test's temporary directory; the
-// tail of each log is printed when the test fails. The package has no
+// tail of each log is printed when the test fails. Waits for readiness
+// (ibsim's socket, OpenSM's SUBNET UP, a client's run) give up at
+// Deadline(t), derived from go test's -timeout, not after a fixed time:
+// a busy machine slows a test down without failing it. The package has no
 // dependency on the rest of the module, so that any package's tests may
 // use it.
 package ibtest
@@ -111,7 +114,7 @@ type SimConfig struct {
 	MaxPorts    int           // ibsim -P
 	LinearCap   int           // ibsim -L (LFT size); needed above ~30000 LIDs
 	Host        string        // node the clients attach to (SIM_HOST); "" = the first node of the net file
-	Start       time.Duration // how long to wait for ibsim to come up; default 10 s
+	Start       time.Duration // how long to wait for ibsim to come up; default: until Deadline(t)
 }
 
 // Sim is a running ibsim.
@@ -127,8 +130,9 @@ type Sim struct {
 
 // StartSim starts ibsim on netFile (ibnetdiscover format, see ibsim's
 // documentation) with a socket name of its own, waits until its control
-// socket shows up in /proc/net/unix, and arranges for it to be stopped
-// when the test ends. It fails t on error. Call Require first.
+// socket shows up in /proc/net/unix (or ibsim exits), and arranges for it
+// to be stopped when the test ends. It fails t on error. Call Require
+// first.
 func StartSim(t testing.TB, netFile string, cfg SimConfig) *Sim {
 	t.Helper()
 	bin, err := LookPath("ibsim")
@@ -162,17 +166,17 @@ func StartSim(t testing.TB, netFile string, cfg SimConfig) *Sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := cfg.Start
-	if wait <= 0 {
-		wait = 10 * time.Second
+	deadline := Deadline(t)
+	if cfg.Start > 0 {
+		deadline = time.Now().Add(cfg.Start)
 	}
-	deadline := time.Now().Add(wait)
+	start := time.Now()
 	for !socketUp(s.SockName) {
 		if s.proc.exited() {
 			t.Fatalf("ibsim exited before it was ready: %v\n%s", s.proc.err, tail(s.proc.logPath, 15))
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("ibsim not ready after %v (no @%s:ctl in /proc/net/unix)\n%s", wait, s.SockName, tail(s.proc.logPath, 15))
+			t.Fatalf("ibsim not ready after %v (no @%s:ctl in /proc/net/unix)\n%s", time.Since(start).Round(time.Second), s.SockName, tail(s.proc.logPath, 15))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -217,7 +221,8 @@ func (s *Sim) Command(ctx context.Context, name string, args ...string) (*exec.C
 
 // Run runs a client program against the simulator for at most timeout
 // and returns its standard output. A non-zero exit or a timeout is an
-// error that quotes the end of its standard error.
+// error that quotes the end of its standard error. Tests pass Budget(t)
+// as the timeout unless they mean to catch a hang sooner.
 func (s *Sim) Run(timeout time.Duration, name string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // recTB records the first Skipf/Fatalf instead of stopping the test.
@@ -76,7 +75,6 @@ func TestSimOpenSMAndClient(t *testing.T) {
 			{GUID: 0x0002c90000000001, LID: 1}, {GUID: 0x0002c90000000002, LID: 2},
 			{GUID: 0x0002c90100000003, LID: 3}, {GUID: 0x0002c90100000005, LID: 4},
 		},
-		Timeout: 20 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +89,7 @@ func TestSimOpenSMAndClient(t *testing.T) {
 	if !strings.Contains(string(dump), "Unicast lids [0-4] of switch Lid 1 guid 0x0002c90000000001 ('tiny sw1'):") {
 		t.Errorf("unexpected LFT dump (LIDs not pinned?):\n%s", dump)
 	}
-	out, err := sim.Run(10*time.Second, "ibroute", "2")
+	out, err := sim.Run(Budget(t), "ibroute", "2")
 	if err != nil {
 		t.Fatal(err)
 	}

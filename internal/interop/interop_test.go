@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nuesm/nuesm/cdg"
 	_ "github.com/nuesm/nuesm/dfsssp" // registers "dfsssp" and "sssp"
@@ -118,7 +117,7 @@ func readBack(t *testing.T, sim *ibtest.Sim, g *fabric.Graph) *lft.Routing {
 	var all bytes.Buffer
 	for _, id := range g.Switches {
 		lid := g.F.Nodes[id].Ports[0].LID
-		out, err := sim.Run(20*time.Second, "ibroute", strconv.Itoa(int(lid)))
+		out, err := sim.Run(ibtest.Budget(t), "ibroute", strconv.Itoa(int(lid)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +201,7 @@ func TestVerifyOpenSMMinHop(t *testing.T) {
 		t.Fatalf("OpenSM did not route with minhop; log:\n%s", osm.Log())
 	}
 	dump := osm.Dump("opensm-lfts.dump")
-	if err := ibtest.WaitFile(dump, 10*time.Second); err != nil {
+	if err := ibtest.WaitFile(dump, ibtest.Budget(t)); err != nil {
 		t.Fatal(err)
 	}
 	// OpenSM did use the other LIDs: the first switch's table names it by

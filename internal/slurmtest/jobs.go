@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nuesm/nuesm/internal/ibtest"
 )
 
 // JobSpec describes a batch job to submit.
@@ -47,7 +49,7 @@ func (c *Cluster) Submit(t testing.TB, j JobSpec) string {
 	if j.TimeLimit != "" {
 		args = append(args, "-t", j.TimeLimit)
 	}
-	out, err := c.Run(30*time.Second, "sbatch", args...)
+	out, err := c.Run(c.left(), "sbatch", args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func (c *Cluster) Cancel(t testing.TB, ids ...string) {
 	if len(ids) == 0 {
 		return
 	}
-	if _, err := c.Run(30*time.Second, "scancel", ids...); err != nil {
+	if _, err := c.Run(c.left(), "scancel", ids...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -77,7 +79,7 @@ type QueuedJob struct {
 // Queue returns the jobs squeue lists (its default states: pending,
 // running, completing…), by id.
 func (c *Cluster) Queue() (map[string]QueuedJob, error) {
-	out, err := c.Run(30*time.Second, "squeue", "-h", "-o", "%i|%T|%N")
+	out, err := c.Run(c.left(), "squeue", "-h", "-o", "%i|%T|%N")
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +95,9 @@ func (c *Cluster) Queue() (map[string]QueuedJob, error) {
 }
 
 // WaitRunning waits until every job is RUNNING and returns them by id; it
-// fails t after timeout, naming the jobs' states.
+// fails t, naming the jobs' states, when neither timeout nor the test's
+// deadline (ibtest.Deadline), whichever is later, leaves time: a busy
+// machine slows a test down without failing it.
 func (c *Cluster) WaitRunning(t testing.TB, timeout time.Duration, ids ...string) map[string]QueuedJob {
 	t.Helper()
 	var q map[string]QueuedJob
@@ -117,7 +121,7 @@ func (c *Cluster) WaitRunning(t testing.TB, timeout time.Duration, ids ...string
 }
 
 // WaitGone waits until squeue no longer lists any of the jobs; it fails t
-// after timeout.
+// after timeout or at the test's deadline, whichever is later.
 func (c *Cluster) WaitGone(t testing.TB, timeout time.Duration, ids ...string) {
 	t.Helper()
 	var q map[string]QueuedJob
@@ -137,14 +141,18 @@ func (c *Cluster) WaitGone(t testing.TB, timeout time.Duration, ids ...string) {
 
 func (c *Cluster) wait(t testing.TB, timeout time.Duration, what string, done func() (bool, error), state func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := ibtest.Deadline(t)
+	if d := start.Add(timeout); d.After(deadline) {
+		deadline = d
+	}
 	for {
 		ok, err := done()
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("slurmtest: jobs not %s after %v: %s (last error: %v)", what, timeout, state(), err)
+			t.Fatalf("slurmtest: jobs not %s after %v: %s (last error: %v)", what, time.Since(start).Round(time.Second), state(), err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -166,7 +174,7 @@ func describe(q map[string]QueuedJob, ids []string) string {
 // for the X-SLURM-USER-TOKEN header; it fails t on error.
 func (c *Cluster) Token(t testing.TB, lifespan time.Duration) string {
 	t.Helper()
-	out, err := c.Run(30*time.Second, "scontrol", "token", fmt.Sprintf("lifespan=%d", int(lifespan/time.Second)))
+	out, err := c.Run(c.left(), "scontrol", "token", fmt.Sprintf("lifespan=%d", int(lifespan/time.Second)))
 	if err != nil {
 		t.Fatal(err)
 	}

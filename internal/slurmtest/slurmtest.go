@@ -62,7 +62,8 @@ type Config struct {
 	// nuesm's contrib/slurm hooks, through a wrapper setting NUESM_ADDR:
 	// slurmctld gives them a bare environment).
 	PrologSlurmctld, EpilogSlurmctld string
-	// Timeout bounds the start (default 60 s).
+	// Timeout bounds the start (default: until the test's deadline, see
+	// ibtest.Deadline).
 	Timeout time.Duration
 }
 
@@ -78,8 +79,9 @@ type Cluster struct {
 	RESTSocket string   // slurmrestd's unix socket ("" unless Config.REST)
 	JWTURL     string   // "http://127.0.0.1:PORT" of the JWT slurmrestd ("" unless Config.JWT)
 
-	scripts string
-	stopped bool
+	scripts  string
+	stopped  bool
+	deadline time.Time // the test's, for the helpers' own client runs
 }
 
 // ScriptDir returns the directory of start.sh and stop.sh.
@@ -138,12 +140,15 @@ func Start(t testing.TB, cfg Config) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, scripts: ScriptDir()}
+	c := &Cluster{Dir: dir, scripts: ScriptDir(), deadline: ibtest.Deadline(t)}
 	t.Cleanup(func() { c.cleanup(t) })
 
 	timeout := cfg.Timeout
 	if timeout <= 0 {
-		timeout = 60 * time.Second
+		// start.sh waits for each daemon and for other tests' clusters
+		// (a lock) up to this: as long as the test may run, less the
+		// grace below.
+		timeout = max(c.left()-10*time.Second, 30*time.Second)
 	}
 	nodes := cfg.Nodes
 	if nodes == "" {
@@ -200,7 +205,7 @@ func (c *Cluster) readEnv() error {
 	if c.ID == "" || c.Conf == "" || c.NodeList == "" {
 		return fmt.Errorf("cluster.env incomplete:\n%s", b)
 	}
-	out, err := c.Run(10*time.Second, "scontrol", "show", "hostnames", c.NodeList)
+	out, err := c.Run(c.left(), "scontrol", "show", "hostnames", c.NodeList)
 	if err != nil {
 		return err
 	}
@@ -247,7 +252,8 @@ func withToolPath(env []string) []string {
 
 // Run runs a SLURM client (sbatch, squeue, scontrol…) against the cluster
 // for at most timeout and returns its standard output. A non-zero exit or
-// a timeout is an error quoting its standard error.
+// a timeout is an error quoting its standard error. Tests pass
+// ibtest.Budget(t) unless they mean to catch a hang sooner.
 func (c *Cluster) Run(timeout time.Duration, name string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -284,6 +290,15 @@ func (c *Cluster) Stop() error {
 		return fmt.Errorf("slurmtest: stop.sh %s: %w\n%s", c.Dir, err, out)
 	}
 	return nil
+}
+
+// left returns the time until the test's deadline (ibtest.Deadline when
+// the cluster was started; 30 minutes for a cluster built by hand).
+func (c *Cluster) left() time.Duration {
+	if c.deadline.IsZero() {
+		c.deadline = time.Now().Add(30 * time.Minute)
+	}
+	return time.Until(c.deadline)
 }
 
 // cleanup stops the cluster, prints log ends if t failed, and removes Dir.

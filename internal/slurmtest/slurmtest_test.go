@@ -87,7 +87,7 @@ func TestCluster(t *testing.T) {
 	if len(c.Nodes) != 16 || c.Nodes[0] != "node0001" || c.Nodes[15] != "node0016" || c.NodeList != "node[0001-0016]" {
 		t.Fatalf("nodes %q (%s)", c.Nodes, c.NodeList)
 	}
-	out, err := c.Run(10*time.Second, "sinfo", "-h", "-N", "-o", "%N %t %P")
+	out, err := c.Run(ibtest.Budget(t), "sinfo", "-h", "-N", "-o", "%N %t %P")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestCluster(t *testing.T) {
 	if q[a].NodeList != "node[0002,0009]" {
 		t.Errorf("job %s on %s, submitted to node[0002,0009]", a, q[a].NodeList)
 	}
-	out, _ = c.Run(10*time.Second, "scontrol", "show", "hostnames", q[b].NodeList)
+	out, _ = c.Run(ibtest.Budget(t), "scontrol", "show", "hostnames", q[b].NodeList)
 	if n := len(strings.Fields(out)); n != 3 {
 		t.Errorf("job %s on %s: %d nodes, want 3", b, q[b].NodeList, n)
 	}
@@ -158,10 +158,11 @@ func TestWatchdog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Cluster{Dir: dir, scripts: ScriptDir()}
+	c := &Cluster{Dir: dir, scripts: ScriptDir(), deadline: ibtest.Deadline(t)}
 	t.Cleanup(func() { c.cleanup(t) }) // in case the watchdog fails
 	cmd := exec.Command(filepath.Join(c.scripts, "start.sh"), dir, "4")
-	cmd.Env = append(os.Environ(), "SLURMTEST_OWNER_PID="+strconv.Itoa(owner.Process.Pid))
+	cmd.Env = append(os.Environ(), "SLURMTEST_OWNER_PID="+strconv.Itoa(owner.Process.Pid),
+		"SLURMTEST_TIMEOUT="+strconv.Itoa(int(c.left()/time.Second)))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("start.sh: %v\n%s", err, out)
 	}
@@ -175,24 +176,17 @@ func TestWatchdog(t *testing.T) {
 
 	_ = owner.Process.Kill()
 	_ = owner.Wait()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	died := time.Now()
+	ibtest.WaitFor(t, "cluster processes gone after the owner died", func() (bool, error) {
 		pids, err := c.Processes()
-		if err == nil && len(pids) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("30 s after the owner died, processes %v remain (%v)", pids, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "run", "stopped")); err != nil {
-		// the watchdog's stop.sh marks the cluster stopped as its last step
-		time.Sleep(2 * time.Second)
-		if _, err := os.Stat(filepath.Join(dir, "run", "stopped")); err != nil {
-			t.Errorf("watchdog did not finish stop.sh: %v", err)
-		}
-	}
+		return err == nil && len(pids) == 0, nil
+	})
+	t.Logf("the watchdog stopped the cluster %v after its owner died", time.Since(died).Round(100*time.Millisecond))
+	// the watchdog's stop.sh marks the cluster stopped as its last step
+	ibtest.WaitFor(t, "watchdog finished stop.sh (run/stopped)", func() (bool, error) {
+		_, err := os.Stat(filepath.Join(dir, "run", "stopped"))
+		return err == nil, nil
+	})
 	b, _ := os.ReadFile(filepath.Join(dir, "log", "watchdog.log"))
 	if !strings.Contains(string(b), "stop.sh: stopped") {
 		t.Errorf("watchdog.log: %q", b)

@@ -39,6 +39,9 @@ func ReadJSON(rd io.Reader, name string) (*Results, error) {
 	if len(r.Points) == 0 {
 		return nil, fmt.Errorf("%s: no points, expected the output of nuesm study fip --json", name)
 	}
+	if err := r.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return &r, nil
 }
 
@@ -211,6 +214,9 @@ func (s *Summary) WriteText(w io.Writer, seeds int) error {
 		fmt.Fprintln(tw, "engine\t"+strings.TrimPrefix(head, "year\t")+"change\t")
 		for _, e := range s.Engines {
 			cells := s.Cells[e+"/"+pat]
+			if cells == nil { // no point of this engine and pattern: all n/a
+				cells = make([]Cell, s.Years+1)
+			}
 			fmt.Fprint(tw, e, "\t")
 			for _, c := range cells {
 				fmt.Fprint(tw, c.String(), "\t")

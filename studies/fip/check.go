@@ -1,0 +1,40 @@
+package fip
+
+import (
+	"fmt"
+	"slices"
+)
+
+// MaxYears bounds Config.Years of results read back: the reports hold a
+// column per year.
+const MaxYears = 1000
+
+// check rejects results that no study writes and the reports cannot
+// present: a configuration Study would refuse, more than MaxYears years,
+// seeds given twice, and points of a year, engine, pattern or seed the
+// configuration does not list.
+func (r *Results) check() error {
+	c := r.Config
+	seeds := slices.Clone(c.Seeds)
+	slices.Sort(seeds)
+	c.Seeds = seeds
+	if err := c.validate(); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	if c.Years > MaxYears {
+		return fmt.Errorf("config: %d years, expected 1..%d", c.Years, MaxYears)
+	}
+	for i, p := range r.Points {
+		switch {
+		case p.Year < 0 || p.Year > c.Years:
+			return fmt.Errorf("point %d: year %d, expected 0..%d (config.years)", i, p.Year, c.Years)
+		case !slices.Contains(c.Engines, p.Engine):
+			return fmt.Errorf("point %d: engine %q, expected one of config.engines %q", i, p.Engine, c.Engines)
+		case !slices.Contains(c.Patterns, p.Pattern):
+			return fmt.Errorf("point %d: pattern %q, expected one of config.patterns %q", i, p.Pattern, c.Patterns)
+		case !slices.Contains(seeds, p.Seed):
+			return fmt.Errorf("point %d: seed %d, expected one of config.seeds %v", i, p.Seed, seeds)
+		}
+	}
+	return nil
+}
