@@ -86,14 +86,15 @@ func (e DFSSSPEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Op
 }
 
 // route runs the base engine twice, in parallel: job-aware (opt.SAR) and
-// plain, and keeps the job-aware tables unless the plain ones serve the
-// worst-off job better (a lower largest per-job effective EFI; on a tie, a
-// lower effective EFI of all jobs together). So SAR never leaves the
-// worst-off job worse than the base engine would. Greedy job-first
+// plain, and keeps the job-aware tables only where they serve the jobs at
+// least as well on both of SAR's measures: the effective EFI of all jobs
+// together and that of the worst-off job. So SAR never leaves the jobs, or
+// the worst-off one, worse than the base engine would. Job-first
 // balancing is not always better: where the plain routing already meets
-// the bound for every job (Nue on a complete fat tree: each job's EFI is
-// its size − 1) it came out up to 10 % worse. Both runs are deterministic,
-// so the choice is too. Without jobs only the plain run happens.
+// the bound for every job (Nue on a complete fat tree) or the jobs are
+// scattered over a torus, it can come out worse on one measure. Both runs
+// are deterministic, so the choice is too. Without jobs only the plain
+// run happens.
 func route(ctx context.Context, g *fabric.Graph, opt routing.Options, name string,
 	base func(context.Context, *fabric.Graph, routing.Options) (*lft.Routing, error)) (*lft.Routing, error) {
 	named := func(r *lft.Routing, err error) (*lft.Routing, error) {
@@ -145,7 +146,7 @@ func route(ctx context.Context, g *fabric.Graph, opt routing.Options, name strin
 		return named(aware.r, nil)
 	}
 	a, p := aware.m, plain.m
-	if p.MaxJobEFI < a.MaxJobEFI || (p.MaxJobEFI == a.MaxJobEFI && p.EffectiveEFI < a.EffectiveEFI) {
+	if p.MaxJobEFI < a.MaxJobEFI || p.EffectiveEFI < a.EffectiveEFI {
 		return named(plain.r, nil)
 	}
 	return named(aware.r, nil)

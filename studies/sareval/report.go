@@ -42,9 +42,6 @@ type Summary struct {
 	// at most that of every other engine with tables; Compared the mixes
 	// where the reference and another engine have tables.
 	BestOther, Compared int
-	// BoundGain is the mean of Gain(bound, reference): what no routing
-	// could add to the reference's effective EFI.
-	BoundGain float64
 }
 
 // EngineSummary is one engine's means over the mixes where it has
@@ -54,6 +51,7 @@ type EngineSummary struct {
 	Mixes        int     // mixes with tables
 	EffectiveEFI float64 // mean effective EFI
 	OverBound    float64 // mean effective EFI / bound
+	BoundGain    float64 // mean Gain(bound, engine): the most any routing could gain over it
 	MaxJobEFI    float64 // mean worst-off job's effective EFI
 	MeanJobEFI   float64 // mean over mixes of the mean per-job effective EFI
 	DarkFiber    float64 // mean dark-fiber percentage
@@ -79,9 +77,6 @@ func (r *Result) Summarize(alloc sar.Alloc) Summary {
 		}
 		s.Mixes++
 		ref := mr.Outcome[0].Metrics
-		if ref != nil && ref.EffectiveEFI > 0 {
-			s.BoundGain += Gain(mr.Bound, ref.EffectiveEFI)
-		}
 		best, others := int64(math.MaxInt64), 0
 		for i, o := range mr.Outcome {
 			es := &s.Engines[i]
@@ -96,6 +91,9 @@ func (r *Result) Summarize(alloc sar.Alloc) Summary {
 			es.EffectiveEFI += float64(m.EffectiveEFI)
 			if mr.Bound > 0 {
 				es.OverBound += float64(m.EffectiveEFI) / float64(mr.Bound)
+			}
+			if m.EffectiveEFI > 0 {
+				es.BoundGain += Gain(mr.Bound, m.EffectiveEFI)
 			}
 			es.MaxJobEFI += float64(m.MaxJobEFI)
 			es.MeanJobEFI += meanJobEFI(m)
@@ -119,14 +117,12 @@ func (r *Result) Summarize(alloc sar.Alloc) Summary {
 			}
 		}
 	}
-	if s.Mixes > 0 {
-		s.BoundGain /= float64(s.Mixes)
-	}
 	for i := range s.Engines {
 		es := &s.Engines[i]
 		if k := float64(es.Mixes); k > 0 {
 			es.EffectiveEFI /= k
 			es.OverBound /= k
+			es.BoundGain /= k
 			es.MaxJobEFI /= k
 			es.MeanJobEFI /= k
 			es.DarkFiber /= k
@@ -175,11 +171,11 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 		}
 		s := r.Summarize(alloc)
 		ew.printf("\nSummary (means over the mixes; gain = (engine − %s) / engine, effective EFI):\n\n", ref)
-		ew.printf("| engine | effective EFI | × bound | worst job EFI | mean job EFI | dark fiber %% | %s's gain: mean (min … max) | %s ≤ engine | route s |\n", ref, ref)
-		ew.printf("|---|---|---|---|---|---|---|---|---|\n")
+		ew.printf("| engine | effective EFI | × bound | bound's gain | worst job EFI | mean job EFI | dark fiber %% | %s's gain: mean (min … max) | %s ≤ engine | route s |\n", ref, ref)
+		ew.printf("|---|---|---|---|---|---|---|---|---|---|\n")
 		for i, es := range s.Engines {
 			if es.Mixes == 0 {
-				ew.printf("| %s | n/a: %s | | | | | | | |\n", es.Engine, short(es.Err, 100))
+				ew.printf("| %s | n/a: %s | | | | | | | | |\n", es.Engine, short(es.Err, 100))
 				continue
 			}
 			gain := "—"
@@ -188,11 +184,11 @@ func (r *Result) WriteMarkdown(w io.Writer) error {
 				gain = fmt.Sprintf("%.1f %% (%.1f … %.1f)", 100*es.RefGain, 100*es.RefMin, 100*es.RefMax)
 				notWorse = fmt.Sprintf("%d of %d", es.RefNotWorse, es.RefMixes)
 			}
-			ew.printf("| %s | %.1f | %.2f | %.1f | %.1f | %.1f | %s | %s | %.2f |\n", es.Engine, es.EffectiveEFI, es.OverBound,
-				es.MaxJobEFI, es.MeanJobEFI, es.DarkFiber, gain, notWorse, r.RouteSeconds[i])
+			ew.printf("| %s | %.1f | %.2f | %.1f %% | %.1f | %.1f | %.1f | %s | %s | %.2f |\n", es.Engine, es.EffectiveEFI, es.OverBound,
+				100*es.BoundGain, es.MaxJobEFI, es.MeanJobEFI, es.DarkFiber, gain, notWorse, r.RouteSeconds[i])
 		}
-		ew.printf("\n%s is at most the best other engine on %d of %d mixes; the bound leaves it a mean gain of at most %.1f %%.\n",
-			ref, s.BestOther, s.Compared, 100*s.BoundGain)
+		ew.printf("\n%s is at most the best other engine on %d of %d mixes. Bound's gain: the mean gain over the engine that the bound\n"+
+			"would give, the most any destination-based routing can reach.\n", ref, s.BestOther, s.Compared)
 	}
 	return ew.err
 }

@@ -105,7 +105,7 @@ func TestSummarize(t *testing.T) {
 	if c := s.Engines[2]; c.Mixes != 1 || c.RefMixes != 1 || c.RefGain != 0 || c.EffectiveEFI != 6 {
 		t.Fatalf("c: %+v", c)
 	}
-	if s.BoundGain != (1.0/6+0.5)/2 {
-		t.Fatalf("bound gain %v", s.BoundGain)
+	if a := s.Engines[0]; a.BoundGain != (1.0/6+0.5)/2 {
+		t.Fatalf("bound gain %v", a.BoundGain)
 	}
 }
