@@ -40,6 +40,13 @@ bench-opensm:
 	$(GO) build -o $(BIN)/ ./cmd/nuesm
 	bench/opensm/bench.sh
 
+## bench-failover: a cable failure on the fat tree k=4 n=3 and the 4x4x4
+## torus healed by nuesm's OpenSM deployer and by OpenSM's own engines (updn,
+## minhop, dfsssp), side by side (real OpenSM on ibsim) -> bench/failover/RESULTS.md
+.PHONY: bench-failover
+bench-failover:
+	NUESM_BENCH_FAILOVER=$(CURDIR)/bench/failover/table.md $(GO) test -count=1 -timeout 60m -run '^TestFailoverBench$$' -v ./cmd/nuesm/
+
 ## bench-fip: the fail-in-place study (issue 9) -> bench/fip/RESULTS.md and plots
 .PHONY: bench-fip
 bench-fip: build

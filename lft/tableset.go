@@ -19,7 +19,7 @@ const (
 	LFTsFile      = "opensm-lfts.dump" // for opensm -R file -U
 	SLFile        = "nuesm.sl"         // the SL of every path
 	SL2VLFile     = "opensm-sl2vl.dump"
-	QoSPolicyFile = "qos-policy.conf" // only when SLs depend on the destination alone
+	QoSPolicyFile = "qos-policy.conf" // every path SL as OpenSM QoS rules (when a policy can hold them)
 	FabricFile    = "fabric.topo"     // the dump the tables are for
 	SummaryFile   = "summary.json"
 )
@@ -36,6 +36,8 @@ type TableSet struct {
 	Fabric []byte
 	// Summary is written as indented JSON to SummaryFile; nil writes none.
 	Summary any
+
+	policyOK *bool // whether a QoS policy holds the SLs (computed once)
 }
 
 // File is one file of a table set.
@@ -46,7 +48,9 @@ type File struct {
 }
 
 // Tables lists the table files of the set: LFTs, SLs, SL2VL, and the QoS
-// policy when the SLs depend on the destination alone.
+// policy serving every path's SL (per destination, per source switch, per
+// pair: WriteQoSPolicyPaths) unless no policy can hold them (see
+// OpenSMNotes).
 func (ts *TableSet) Tables() []File {
 	g, r := ts.Graph, ts.Routing
 	files := []File{
@@ -54,10 +58,54 @@ func (ts *TableSet) Tables() []File {
 		{SLFile, "sl", func(w io.Writer) error { return WriteSL(w, g, r) }},
 		{SL2VLFile, "sl2vl", func(w io.Writer) error { return WriteOpenSMSL2VL(w, g, r) }},
 	}
-	if r.SL.PerDest() {
-		files = append(files, File{QoSPolicyFile, "qos_policy", func(w io.Writer) error { return WriteQoSPolicy(w, g, r) }})
+	if ts.hasPolicy() {
+		files = append(files, File{QoSPolicyFile, "qos_policy", func(w io.Writer) error { return WriteQoSPolicyPaths(w, g, r) }})
 	}
 	return files
+}
+
+// hasPolicy reports whether a QoS policy can hold the routing's SLs.
+func (ts *TableSet) hasPolicy() bool {
+	if ts.policyOK == nil {
+		ok := WriteQoSPolicyPaths(io.Discard, ts.Graph, ts.Routing) == nil
+		ts.policyOK = &ok
+	}
+	return *ts.policyOK
+}
+
+// OpenSMNotes says what of the routing OpenSM cannot deliver as written:
+// path SLs no QoS policy holds, SL2VL tables per switch port (OpenSM
+// programs one map per port kind from qos_*sl2vl), and more than 8 VLs
+// (OpenSM masks the SL2VL map to each port's operational VLs, VL i &
+// 7 on ports operating 8 VLs).
+func (ts *TableSet) OpenSMNotes() []string {
+	g, r := ts.Graph, ts.Routing
+	var notes []string
+	if err := WriteQoSPolicyPaths(io.Discard, g, r); err != nil {
+		notes = append(notes, fmt.Sprintf("no %s: OpenSM's SA cannot serve these SLs (%v); hosts would use SL 0", QoSPolicyFile, err))
+	}
+	for s, t := range r.SL2VL.Switch {
+		if t != nil {
+			notes = append(notes, fmt.Sprintf("switch %s has SL2VL tables per port pair; OpenSM programs one SL2VL map per port kind (qos_*sl2vl), so it cannot deliver these tables", g.SwitchName(int32(s))))
+			break
+		}
+	}
+	if v := r.MaxVL() + 1; v > 8 {
+		notes = append(notes, fmt.Sprintf("the routing uses %d VLs: every port must operate at least VL0-%d (OpenSM's max_op_vls 5 and the hardware's VLCap), else OpenSM maps SL i to VL i mod 8 and the routing is not deadlock-free; qos_sl2vl must be %s",
+			v, v-1, sl2vlList(r.SL2VL.Default)))
+	}
+	return notes
+}
+
+func sl2vlList(m [NumSLs]uint8) string {
+	b := make([]byte, 0, 48)
+	for i, v := range m {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%d", v)
+	}
+	return string(b)
 }
 
 // Files lists every file of the set in the order WriteDir writes them:
@@ -100,7 +148,7 @@ func (ts *TableSet) WriteDir(dir string) error {
 			return fmt.Errorf("table set %s: %w", dir, err)
 		}
 	}
-	if !ts.Routing.SL.PerDest() {
+	if !ts.hasPolicy() {
 		if err := os.Remove(filepath.Join(dir, QoSPolicyFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}

@@ -34,7 +34,7 @@ func TestTableSetRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		engine  string
 		tp      *topo.Topology
-		perDest bool // SLs per destination: a QoS policy is written
+		perDest bool // SLs per destination (else per source: QoS match rules with source groups)
 	}{{"nue", torus, true}, {"dfsssp", torus, false}, {"dor", torus, false}, {"lash", torus, true}, {"updn", tree, true}} {
 		g, err := fabric.Compile(c.tp.Fabric)
 		if err != nil {
@@ -64,13 +64,13 @@ func TestTableSetRoundTrip(t *testing.T) {
 		if r.SL.PerDest() != c.perDest {
 			t.Fatalf("%s: SLs per destination %v, want %v", c.engine, r.SL.PerDest(), c.perDest)
 		}
-		checkSetFiles(t, c.engine, dir, set, c.perDest)
+		checkSetFiles(t, c.engine, dir, set, true)
 	}
 }
 
 // checkSetFiles checks the files WriteDir left in dir: the fabric, the
-// summary, the QoS policy exactly when the SLs are per destination (a
-// stale one from the previous set is removed), and Keys naming them.
+// summary, the QoS policy exactly when qos (a stale one from the previous
+// set is removed), and Keys naming them.
 func checkSetFiles(t *testing.T, engine, dir string, set *lft.TableSet, qos bool) {
 	t.Helper()
 	if b, err := os.ReadFile(filepath.Join(dir, lft.FabricFile)); err != nil || !bytes.Equal(b, set.Fabric) {

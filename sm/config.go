@@ -45,6 +45,36 @@ type Config struct {
 	Keep int `toml:"keep"`
 	// SLURM configures the job source for scheduling-aware routing.
 	SLURM SLURMConfig `toml:"slurm"`
+	// OpenSM configures the deployer that rolls published generations out
+	// through a running OpenSM (docs/deploy.md).
+	OpenSM OpenSMConfig `toml:"opensm"`
+}
+
+// OpenSMConfig is the [opensm] section: the deployer's settings (package
+// sm/deploy documents each; zero values mean its defaults).
+type OpenSMConfig struct {
+	Enabled         bool     `toml:"enabled"`
+	StateDir        string   `toml:"state_dir"`
+	LFTsFile        string   `toml:"lfts_file"`
+	QoSPolicyFile   string   `toml:"qos_policy_file"`
+	Conf            string   `toml:"conf"`
+	ManageConf      bool     `toml:"manage_conf"`
+	LogFile         string   `toml:"log_file"`
+	DumpDir         string   `toml:"dump_dir"`
+	PIDFile         string   `toml:"pid_file"`
+	ToolsDir        string   `toml:"tools_dir"`
+	ToolEnv         []string `toml:"tool_env"`
+	ToolTimeout     Duration `toml:"tool_timeout"`
+	ToolOutputLimit int64    `toml:"tool_output_limit"`
+	StepTimeout     Duration `toml:"step_timeout"`
+	Drain           Duration `toml:"drain"`
+	Retry           Duration `toml:"retry"`
+	Discover        bool     `toml:"discover"`
+	DiscoverPoll    Duration `toml:"discover_poll"`
+	Rediscover      Duration `toml:"rediscover"`
+	AllowReorder    bool     `toml:"allow_reorder"`
+	SLChecks        int      `toml:"sl_checks"`
+	SL2VLChecks     int      `toml:"sl2vl_checks"`
 }
 
 // SLURMConfig configures where running jobs come from.

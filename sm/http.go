@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -15,6 +16,7 @@ func (s *Server) handler() http.Handler {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /status", s.statusHandler)
 	mux.HandleFunc("POST /reroute", s.rerouteHandler)
+	mux.HandleFunc("GET /deployed", s.deployedHandler)
 	return mux
 }
 
@@ -38,6 +40,40 @@ func (s *Server) statusHandler(w http.ResponseWriter, _ *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(s.Status())
+}
+
+// deployedHandler answers GET /deployed?job=ID: 200 once the switches
+// hold a generation routed for the job (the SLURM prolog waits for it),
+// 503 until then, 404 without a deployer.
+func (s *Server) deployedHandler(w http.ResponseWriter, r *http.Request) {
+	if s.deployer == nil {
+		http.Error(w, "no deployer: tables are only published ([opensm] enabled = false)", http.StatusNotFound)
+		return
+	}
+	job := r.URL.Query().Get("job")
+	st := s.Status()
+	dep := s.deployer.Deployed()
+	pub := st.Published
+	switch {
+	case pub == nil:
+		http.Error(w, "nothing published yet", http.StatusServiceUnavailable)
+	case job != "" && !hasJob(pub.Jobs, job):
+		http.Error(w, "the published generation was not routed for job "+job, http.StatusServiceUnavailable)
+	case dep < pub.Generation:
+		http.Error(w, fmt.Sprintf("generation %d published, %d deployed", pub.Generation, dep), http.StatusServiceUnavailable)
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "generation %d deployed\n", dep)
+	}
+}
+
+func hasJob(js []JobStatus, id string) bool {
+	for _, j := range js {
+		if j.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // rerouteHandler queues a reroute: from loopback, or with the token.

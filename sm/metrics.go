@@ -2,6 +2,10 @@ package sm
 
 import (
 	"net/http"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -32,6 +36,7 @@ type Metrics struct {
 	lastSuccess  prometheus.Gauge
 	generation   prometheus.Gauge
 	triggerCount *prometheus.CounterVec
+	engine       *prometheus.GaugeVec
 }
 
 // NewMetrics creates and registers the metrics.
@@ -81,9 +86,39 @@ func NewMetrics() *Metrics {
 	for _, src := range []string{"start", "fabric-changed", "sighup", "http", "slurm-jobs-changed"} {
 		m.triggerCount.WithLabelValues(src)
 	}
+	m.engine = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "nuesm_routing_engine_info",
+		Help: "1 for the engine that produced the published routing; fallback=\"true\" when it is not the chain's first."}, []string{"engine", "chain", "fallback"})
+	f(m.engine)
+	f(buildInfo())
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// buildInfo is nuesm_build_info: the module version and VCS revision the
+// binary was built from.
+func buildInfo() prometheus.Collector {
+	version, revision := "(devel)", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "nuesm_build_info", Help: "1; labels: the version and VCS revision nuesm was built from, and the Go version.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()}})
+	g.Set(1)
+	return g
+}
+
+// setEngine records the engine of the published routing.
+func (m *Metrics) setEngine(chain, engine string) {
+	m.engine.Reset()
+	first, _, _ := strings.Cut(chain, ",")
+	first, _, _ = strings.Cut(first, ":")
+	m.engine.WithLabelValues(engine, chain, strconv.FormatBool(first != engine)).Set(1)
 }
 
 // Handler serves the metrics.

@@ -38,3 +38,17 @@ type PlanSummary struct {
 type JobSource interface {
 	Jobs(ctx context.Context, g *fabric.Graph) ([]routing.Job, []JobStatus, error)
 }
+
+// Deployer rolls published generations out to the switches (package
+// sm/deploy does it through OpenSM).
+type Deployer interface {
+	// Run works until ctx ends; trigger asks the daemon for a reroute.
+	Run(ctx context.Context, trigger func(reason string)) error
+	// Publish hands over a published generation and its directory.
+	Publish(gen int, dir string)
+	// Status is the deployer's part of /status; safe for concurrent use.
+	Status() any
+	// Deployed is the last generation the switches were proven to hold
+	// (0: none); safe for concurrent use.
+	Deployed() int
+}

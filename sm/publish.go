@@ -48,10 +48,11 @@ type JobStatus struct {
 // the generations' prefix, and the daemon's files beside the table set
 // (lft.TableSet) in each generation.
 const (
-	currentLink = "current"
-	genPrefix   = "gen-"
-	statusFile  = "status.json"
-	planFile    = "plan.json"
+	currentLink  = "current"
+	previousLink = "previous"
+	genPrefix    = "gen-"
+	statusFile   = "status.json"
+	planFile     = "plan.json"
 )
 
 // publisher owns the output directory.
@@ -70,7 +71,7 @@ func (p *publisher) cleanup() error {
 		return err
 	}
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".gen-") || e.Name() == ".current.tmp" {
+		if strings.HasPrefix(e.Name(), ".gen-") || e.Name() == ".current.tmp" || e.Name() == ".previous.tmp" {
 			if err := os.RemoveAll(filepath.Join(p.dir, e.Name())); err != nil {
 				return err
 			}
@@ -111,6 +112,11 @@ func (p *publisher) current() (*PublishedStatus, error) {
 		return nil, fmt.Errorf("published status: %w", err)
 	}
 	return &st, nil
+}
+
+// genDir returns the directory of generation gen.
+func (p *publisher) genDir(gen int) string {
+	return filepath.Join(p.dir, fmt.Sprintf("%s%06d", genPrefix, gen))
 }
 
 // currentPath returns the path of a file of the current generation.
@@ -156,13 +162,17 @@ func (p *publisher) publish(st *PublishedStatus, files []lft.File) error {
 	if err := syncDir(p.dir); err != nil {
 		return err
 	}
-	link := filepath.Join(p.dir, ".current.tmp")
-	_ = os.Remove(link)
-	if err := os.Symlink(name, link); err != nil {
+	prev, _ := os.Readlink(filepath.Join(p.dir, currentLink))
+	if err := p.swapLink(currentLink, name); err != nil {
 		return err
 	}
-	if err := os.Rename(link, filepath.Join(p.dir, currentLink)); err != nil {
-		return err
+	// "previous" names the generation "current" named before, so that
+	// "nuesm diff DIR/previous DIR/current" and "nuesm plan" show the
+	// last change.
+	if prev != "" {
+		if err := p.swapLink(previousLink, prev); err != nil {
+			return err
+		}
 	}
 	if err := syncDir(p.dir); err != nil {
 		return err
@@ -170,14 +180,26 @@ func (p *publisher) publish(st *PublishedStatus, files []lft.File) error {
 	return p.prune(gen)
 }
 
-// prune removes generations older than the newest keep, never the current.
+// swapLink points the symlink name at target with one rename.
+func (p *publisher) swapLink(name, target string) error {
+	link := filepath.Join(p.dir, "."+name+".tmp")
+	_ = os.Remove(link)
+	if err := os.Symlink(target, link); err != nil {
+		return err
+	}
+	return os.Rename(link, filepath.Join(p.dir, name))
+}
+
+// prune removes generations older than the newest keep, never the
+// current or the previous one.
 func (p *publisher) prune(current int) error {
 	gens, err := p.generations()
 	if err != nil {
 		return err
 	}
+	prev, _ := os.Readlink(filepath.Join(p.dir, previousLink))
 	for i := 0; i < len(gens)-p.keep; i++ {
-		if gens[i] == current {
+		if gens[i] == current || fmt.Sprintf("%s%06d", genPrefix, gens[i]) == prev {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(p.dir, fmt.Sprintf("%s%06d", genPrefix, gens[i]))); err != nil {

@@ -221,12 +221,18 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		}
 		st.Plan = &plan.Summary
 	}
+	for _, n := range set.OpenSMNotes() {
+		s.log.Warn("OpenSM cannot deliver all of these tables", "note", n)
+	}
 	files := append(set.Files(), lft.File{Name: planFile, Write: func(w io.Writer) error { return writePlan(w, plan, old == nil) }})
 	if err := s.phase("publish", func() error { return s.pub.publish(st, files) }); err != nil {
 		return resultFailed, err
 	}
 	s.updateRoutingMetrics(st)
 	s.metrics.generation.Set(float64(st.Generation))
+	if s.deployer != nil {
+		s.deployer.Publish(st.Generation, s.pub.genDir(st.Generation))
+	}
 	return resultPublished, nil
 }
 
@@ -261,6 +267,7 @@ func (s *Server) readPublished(g *fabric.Graph) *lft.Routing {
 }
 
 func (s *Server) updateRoutingMetrics(st *PublishedStatus) {
+	s.metrics.setEngine(s.cfg.Engines, st.Engine)
 	s.metrics.vls.Set(float64(st.VLs))
 	v := 0.0
 	if st.Verified {

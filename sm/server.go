@@ -34,6 +34,9 @@ type Status struct {
 	SLURM         string           `json:"slurm"` // disabled, ok, error: …
 	StartedAt     time.Time        `json:"started_at"`
 	OutputCurrent string           `json:"output_current"`
+	// Deploy is the deployer's state (rollout to the switches), when one
+	// is configured.
+	Deploy any `json:"deploy,omitempty"`
 }
 
 // Option configures a Server.
@@ -52,6 +55,10 @@ func WithPlanner(p Planner) Option { return func(s *Server) { s.planner = p } }
 // WithJobSource sets the SLURM job source (default: none).
 func WithJobSource(j JobSource) Option { return func(s *Server) { s.jobs = j } }
 
+// WithDeployer sets the deployer that rolls each published generation
+// out to the switches (default: none; tables stay files).
+func WithDeployer(d Deployer) Option { return func(s *Server) { s.deployer = d } }
+
 // WithDefaultFabric supplies the dump to route when Config.Fabric is
 // empty (the embedded default fabric).
 func WithDefaultFabric(name, text string) Option {
@@ -65,6 +72,7 @@ type Server struct {
 	metrics     *Metrics
 	planner     Planner
 	jobs        JobSource
+	deployer    Deployer
 	pub         *publisher
 	engines     []routing.Engine // the configured chain
 	defaultName string
@@ -139,7 +147,13 @@ func (s *Server) fabricName() string {
 }
 
 // Status returns the current status snapshot (safe for concurrent use).
-func (s *Server) Status() Status { return *s.status.Load() }
+func (s *Server) Status() Status {
+	st := *s.status.Load()
+	if s.deployer != nil {
+		st.Deploy = s.deployer.Status()
+	}
+	return st
+}
 
 // Trigger asks for a reroute; requests during a reroute coalesce into one.
 func (s *Server) Trigger(reason string) {
@@ -186,6 +200,16 @@ func (s *Server) Run(ctx context.Context) error {
 		slurmTick = t.C
 	}
 	s.fabricSeen, _ = stampOf(s.cfg.Fabric)
+	if s.deployer != nil {
+		if cur := s.status.Load().Published; cur != nil {
+			s.deployer.Publish(cur.Generation, s.pub.genDir(cur.Generation))
+		}
+		go func() {
+			if err := s.deployer.Run(ctx, s.Trigger); err != nil {
+				s.log.Error("deployer stopped", "err", err)
+			}
+		}()
+	}
 	s.Trigger("start")
 	for {
 		select {

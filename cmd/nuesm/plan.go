@@ -50,7 +50,7 @@ what an unordered subnet manager does (every change at once).
 
 ` + tablesHelp,
 		Example: `  nuesm plan old/ new/ --verify          # two "nuesm route -o" directories
-  nuesm plan out/serve/gen-000001 out/serve/current --verify
+  nuesm plan out/serve/previous out/serve/current --verify   # serve keeps the previous generation
   nuesm plan --fabric now.topo old/ new/ --allow-reorder --vls 8 --json`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -176,6 +176,9 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	sum.MaxVLs, sum.Seconds, sum.NueLayers, sum.Params = rf.vls, elapsed.Seconds(), layers, params
 	set := &lft.TableSet{Graph: l.Graph, Routing: res.Routing, Fabric: l.Text, Summary: sum}
 	sum.Files = set.Keys()
+	for _, n := range set.OpenSMNotes() {
+		fmt.Fprintf(stderr, "note: OpenSM: %s\n", n)
+	}
 	if err := set.WriteDir(rf.out); err != nil {
 		return err
 	}

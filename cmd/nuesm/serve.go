@@ -16,6 +16,7 @@ import (
 
 	"github.com/nuesm/nuesm/internal/defaults"
 	"github.com/nuesm/nuesm/sm"
+	"github.com/nuesm/nuesm/sm/deploy"
 )
 
 // serveFlags are serve's flags: the settings in cfg override the
@@ -116,7 +117,8 @@ func serveConfig(fl *pflag.FlagSet, sf serveFlags) (sm.Config, error) {
 }
 
 // serveOptions wires the daemon: logger (nil: none), default fabric, the
-// update planner and, when enabled, the SLURM job source.
+// update planner and, when enabled, the SLURM job source and the OpenSM
+// deployer.
 func serveOptions(cfg sm.Config, log *slog.Logger) ([]sm.Option, error) {
 	opts := []sm.Option{sm.WithDefaultFabric(defaults.Name, defaults.Dump()), sm.WithPlanner(sm.NewPlanner(cfg.MaxVLs))}
 	if log != nil {
@@ -128,6 +130,15 @@ func serveOptions(cfg sm.Config, log *slog.Logger) ([]sm.Option, error) {
 			return nil, err
 		}
 		opts = append(opts, sm.WithJobSource(src))
+	}
+	if cfg.OpenSM.Enabled {
+		m := sm.NewMetrics()
+		osm, err := deploy.Plugin(cfg, log, m)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, sm.WithMetrics(m))
+		opts = append(opts, osm...)
 	}
 	return opts, nil
 }

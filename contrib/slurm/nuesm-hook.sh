@@ -13,6 +13,11 @@
 #   NUESM_ADDR   host:port of nuesm serve's HTTP listener (default 127.0.0.1:9716)
 #   NUESM_TOKEN  bearer token, needed when nuesm runs on another host
 #   NUESM_HOOK_TIMEOUT  seconds to wait for nuesm (default 3)
+#   NUESM_PROLOG_WAIT   prolog only: seconds to wait until the switches hold
+#                tables routed for the job (GET /deployed?job=ID; needs curl
+#                and nuesm's [opensm] deployer); 0 (default) = do not wait.
+#                The wait is bounded and never fails the job: on timeout it
+#                logs and the job starts on the tables the switches hold.
 #
 # The hook never fails the job: nuesm unreachable is logged and ignored
 # (nuesm's own polling catches up). Exit status is always 0.
@@ -33,6 +38,16 @@ if command -v curl >/dev/null; then
   [ -n "${NUESM_TOKEN:-}" ] && hdr=(-H "Authorization: Bearer $NUESM_TOKEN")
   if ! curl -fsS -o /dev/null --max-time "$timeout" -X POST "${hdr[@]}" "$url"; then
     log "could not reach nuesm at $addr (job ${SLURM_JOB_ID:-?}, $reason)"
+  elif [ "$reason" = prolog ] && [ "${NUESM_PROLOG_WAIT:-0}" -gt 0 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
+    start=$(date +%s)
+    until curl -fsS -o /dev/null --max-time "$timeout" "${hdr[@]}" "http://$addr/deployed?job=$SLURM_JOB_ID" 2>/dev/null; do
+      if [ $(( $(date +%s) - start )) -ge "$NUESM_PROLOG_WAIT" ]; then
+        log "job $SLURM_JOB_ID: its tables were not on the switches after ${NUESM_PROLOG_WAIT}s; starting it anyway"
+        exit 0
+      fi
+      sleep 0.2
+    done
+    log "job $SLURM_JOB_ID: tables on the switches after $(( $(date +%s) - start ))s"
   fi
 else
   # No curl: speak HTTP/1.0 over bash's /dev/tcp.

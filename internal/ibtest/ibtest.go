@@ -24,10 +24,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -115,6 +117,9 @@ type SimConfig struct {
 	LinearCap   int           // ibsim -L (LFT size); needed above ~30000 LIDs
 	Host        string        // node the clients attach to (SIM_HOST); "" = the first node of the net file
 	Start       time.Duration // how long to wait for ibsim to come up; default: until Deadline(t)
+	// Console keeps ibsim's console on a pipe, so that Sim.Console can
+	// send it commands (Unlink, ReLink…).
+	Console bool
 }
 
 // Sim is a running ibsim.
@@ -124,8 +129,10 @@ type Sim struct {
 	Dir      string // directory of its log
 	Host     string // SIM_HOST for clients ("" = default)
 
-	lib  string
-	proc *proc
+	lib     string
+	proc    *proc
+	console io.WriteCloser // ibsim's standard input (SimConfig.Console)
+	conMu   sync.Mutex
 }
 
 // StartSim starts ibsim on netFile (ibnetdiscover format, see ibsim's
@@ -150,7 +157,10 @@ func StartSim(t testing.TB, netFile string, cfg SimConfig) *Sim {
 		Host:     cfg.Host,
 		lib:      lib,
 	}
-	args := []string{"-s", "-n"}
+	args := []string{"-s"}
+	if !cfg.Console {
+		args = append(args, "-n")
+	}
 	for _, o := range []struct {
 		flag string
 		v    int
@@ -162,6 +172,11 @@ func StartSim(t testing.TB, netFile string, cfg SimConfig) *Sim {
 	args = append(args, netFile)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "IBSIM_SOCKNAME="+s.SockName)
+	if cfg.Console {
+		if s.console, err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	s.proc, err = startProc(t, "ibsim", cmd, s.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +215,39 @@ func (s *Sim) Env() []string {
 		env = append(env, "SIM_HOST="+s.Host)
 	}
 	return env
+}
+
+// Console sends one command line to ibsim's console (SimConfig.Console)
+// and waits until ibsim has answered it (its next prompt), at most
+// timeout. It returns what ibsim printed for the command; ibsim reports
+// a failed command there ("# can't unlink …"), not in an exit status.
+func (s *Sim) Console(timeout time.Duration, command string) (string, error) {
+	if s.console == nil {
+		return "", errors.New("ibtest: ibsim runs without a console (SimConfig.Console)")
+	}
+	s.conMu.Lock()
+	defer s.conMu.Unlock()
+	before := len(s.Log())
+	if _, err := io.WriteString(s.console, command+"\n"); err != nil {
+		return "", fmt.Errorf("ibtest: ibsim console: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		// The prompt ends ibsim's answer; its warnings (stderr, same
+		// file) may come before or after it.
+		if out := s.Log(); len(out) > before {
+			if i := strings.Index(out[before:], "sim> "); i >= 0 {
+				return out[before : before+i], nil
+			}
+		}
+		if s.proc.exited() {
+			return "", fmt.Errorf("ibtest: ibsim exited: %v", s.proc.err)
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("ibtest: ibsim did not answer %q within %v", command, timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Log returns ibsim's output so far.

@@ -35,6 +35,10 @@ type OpenSMConfig struct {
 	// (StartOpenSM); default: until Deadline(t), so that a loaded machine
 	// slows a test down without failing it.
 	Timeout time.Duration
+	// Dir, when set, is the working directory instead of a fresh
+	// temporary one: an OpenSM restarted with the same Dir keeps its
+	// configuration, log and cache paths (the log is appended to).
+	Dir string
 }
 
 // OpenSM is one OpenSM process with its own directories.
@@ -75,6 +79,18 @@ func (o *OpenSM) LogErrors() []string {
 // Stop stops a daemon started by StartOpenSM (it is also stopped when the
 // test ends).
 func (o *OpenSM) Stop() { o.proc.stop() }
+
+// Kill kills OpenSM with SIGKILL (no clean-up on its side) and waits for it.
+func (o *OpenSM) Kill() {
+	_ = o.proc.cmd.Process.Kill()
+	<-o.proc.done
+}
+
+// Pid returns OpenSM's process id.
+func (o *OpenSM) Pid() int { return o.proc.cmd.Process.Pid }
+
+// Exited reports whether OpenSM has exited.
+func (o *OpenSM) Exited() bool { return o.proc.exited() }
 
 // noEngine is what OpenSM logs when every routing engine failed; with
 // ",no_fallback" engines "opensm -o" then re-sweeps forever.
@@ -178,7 +194,10 @@ func startOpenSM(t testing.TB, sim *Sim, cfg OpenSMConfig, once bool) (*OpenSM, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := cfg.Dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	o := &OpenSM{
 		Dir:      dir,
 		DumpDir:  filepath.Join(dir, "dump"),

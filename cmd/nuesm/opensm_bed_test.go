@@ -1,0 +1,287 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nuesm/nuesm/cdg"
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/ibtest"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/sm"
+	"github.com/nuesm/nuesm/sm/deploy"
+	"github.com/nuesm/nuesm/topo"
+)
+
+// osmBed is a simulated fabric (ibsim with its console) with the real
+// OpenSM as master SM, configured as docs/deploy.md says: file engine
+// without fallback on the deployer's stable LFT file, QoS on with the
+// deployer's policy file.
+type osmBed struct {
+	t       *testing.T
+	sim     *ibtest.Sim
+	osm     *ibtest.OpenSM
+	dir     string // the test's directory: out/, fabric.topo, state
+	osmDir  string // OpenSM's directory (kept across restarts)
+	conf    []string
+	pidFile string
+	fabric  string // the daemon's fabric dump (discovery writes it)
+	out     string // the daemon's output directory
+	state   string // the deployer's state directory (stable files)
+
+	mu       sync.Mutex
+	checked  int // write steps read back and verified by the test
+	stepLogs []string
+	onStep   func(deploy.StepEvent) // called after each checked step (fault injection)
+}
+
+// budget returns frac of the time left before the test's deadline
+// (10 minutes when there is none).
+func budget(t testing.TB, frac float64) time.Duration {
+	left := 10 * time.Minute
+	if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if d, ok := dl.Deadline(); ok {
+			left = time.Until(d)
+		}
+	}
+	return time.Duration(float64(left) * frac)
+}
+
+func newOSMBed(t *testing.T, tp *topo.Topology) *osmBed {
+	t.Helper()
+	ibtest.Require(t, "ibsim", "opensm", "ibnetdiscover", "dump_fts", "saquery", "smpquery")
+	b := &osmBed{t: t, dir: t.TempDir(), osmDir: t.TempDir()}
+	net := filepath.Join(b.dir, "fabric.net")
+	if err := ibnetdiscover.WriteIBSimFile(net, tp.Fabric); err != nil {
+		t.Fatal(err)
+	}
+	b.sim = ibtest.StartSim(t, net, ibtest.SimConfig{Console: true, Start: budget(t, 0.1)})
+	b.out = filepath.Join(b.dir, "out")
+	b.state = filepath.Join(b.out, "opensm")
+	b.fabric = filepath.Join(b.dir, "fabric.topo")
+	b.pidFile = filepath.Join(b.dir, "opensm.pid")
+	if err := os.MkdirAll(b.state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh fabric: an empty LFT file (no routes) lets OpenSM come up
+	// with its file engine; the first rollout is the initial plan.
+	if err := os.WriteFile(filepath.Join(b.state, "opensm-lfts.dump"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.conf = []string{
+		"routing_engine file,no_fallback",
+		"lfts_file " + filepath.Join(b.state, "opensm-lfts.dump"),
+		"qos TRUE",
+		"qos_policy_file " + filepath.Join(b.state, "qos-policy.conf"),
+	}
+	b.startOpenSM()
+	return b
+}
+
+// startOpenSM (re)starts OpenSM in the bed's directory and writes its pid.
+func (b *osmBed) startOpenSM() {
+	b.t.Helper()
+	osm, err := ibtest.StartOpenSM(b.t, b.sim, ibtest.OpenSMConfig{Conf: b.conf, Dir: b.osmDir, Timeout: budget(b.t, 0.1)})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.osm = osm
+	if err := os.WriteFile(b.pidFile, []byte(strconv.Itoa(osm.Pid())+"\n"), 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// toolEnv is what the diags need to reach the simulator.
+func (b *osmBed) toolEnv() []string {
+	lib, err := ibtest.UMAD2Sim()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return []string{"IBSIM_SOCKNAME=" + b.sim.SockName, "LD_PRELOAD=" + lib}
+}
+
+// config returns a daemon configuration with the deployer on; the test
+// checks every proven write step itself.
+func (b *osmBed) config(engine string, vls int) sm.Config {
+	return sm.Config{
+		Fabric: b.fabric, Output: b.out, Engines: engine, MaxVLs: vls, Listen: "127.0.0.1:0",
+		FabricPoll: sm.Duration{Duration: 100 * time.Millisecond},
+		OpenSM: sm.OpenSMConfig{
+			Enabled: true, Conf: filepath.Join(b.osmDir, "opensm.conf"), LogFile: b.osm.LogFile, DumpDir: b.osm.DumpDir,
+			PIDFile: b.pidFile, ToolEnv: b.toolEnv(), Discover: true,
+			StepTimeout: sm.Duration{Duration: budget(b.t, 0.05)}, Drain: sm.Duration{Duration: 20 * time.Millisecond},
+			Retry: sm.Duration{Duration: 500 * time.Millisecond}, Rediscover: sm.Duration{Duration: -1},
+			DiscoverPoll: sm.Duration{Duration: 50 * time.Millisecond},
+		},
+	}
+}
+
+// server builds the daemon with the planner and the deployer, the
+// deployer's AfterStep reading the switches back.
+func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
+	b.t.Helper()
+	plain := cfg
+	plain.OpenSM.Enabled = false // the test installs its own deployer, with AfterStep
+	opts, err := serveOptions(plain, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	dc, err := deploy.ConfigFrom(cfg)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	dc.AfterStep = b.checkStep
+	dc.ToolWorkDir = b.dir
+	m := sm.NewMetrics()
+	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), nil)), m.Registry)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	opts = append(opts, sm.WithMetrics(m), sm.WithDeployer(deploy.Adapter{D: d}))
+	srv, err := sm.New(cfg, append(opts, extra...)...)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return srv
+}
+
+// readBack reads every switch's table with dump_fts over directed routes.
+func (b *osmBed) readBack(g *fabric.Graph) *lft.Routing {
+	b.t.Helper()
+	r, err := deploy.ReadSwitches(context.Background(), b.toolEnv(), b.dir, budget(b.t, 0.05), g)
+	if err != nil {
+		b.t.Errorf("reading the switches back: %v", err)
+		return nil
+	}
+	return r
+}
+
+// checkStep is the deployer's AfterStep: the test's own read-back must
+// equal the step's tables and verify (no loop, no CDG cycle).
+func (b *osmBed) checkStep(ev deploy.StepEvent) {
+	got := b.readBack(ev.Graph)
+	if got == nil {
+		return
+	}
+	if n := lftDiff(ev.Graph, got, ev.Tables); n != "" {
+		b.t.Errorf("generation %d step %d/%d: switches differ from the step's tables: %s", ev.Generation, ev.Step, ev.Steps, n)
+	}
+	got.SL, got.SL2VL, got.NumVLs = ev.Tables.SL, ev.Tables.SL2VL, ev.Tables.NumVLs
+	rep, _ := cdg.Verify(ev.Graph, got, cdg.Options{})
+	if rep == nil || rep.Loops > 0 {
+		b.t.Errorf("generation %d step %d/%d: the state read back has a forwarding loop: %+v", ev.Generation, ev.Step, ev.Steps, rep)
+		return
+	}
+	// In an open drain phase the paused destinations carry no traffic.
+	cyc := rep
+	if len(ev.Paused) > 0 {
+		paused := map[int32]bool{}
+		for _, d := range ev.Paused {
+			paused[d] = true
+		}
+		cyc, _ = cdg.Verify(ev.Graph, deploy.WithoutDests(ev.Graph, got, paused), cdg.Options{})
+	}
+	if cyc == nil || cyc.Cycle != nil {
+		b.t.Errorf("generation %d step %d/%d: the state read back (%d destinations paused) has a CDG cycle: %v", ev.Generation, ev.Step, ev.Steps, len(ev.Paused), cyc.Err())
+	}
+	b.mu.Lock()
+	b.checked++
+	b.stepLogs = append(b.stepLogs, fmt.Sprintf("gen %d step %d/%d: %d of %d pairs delivered, %d destinations paused", ev.Generation, ev.Step, ev.Steps, rep.Delivered, rep.Pairs, len(ev.Paused)))
+	hook := b.onStep
+	b.mu.Unlock()
+	if hook != nil {
+		hook(ev)
+	}
+}
+
+func (b *osmBed) steps() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.checked
+}
+
+// lftDiff describes differing entries for LIDs 1..MaxLID ("" if none).
+func lftDiff(g *fabric.Graph, a, b *lft.Routing) string {
+	var sb strings.Builder
+	n := 0
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		for lid := 1; lid <= g.MaxLID(); lid++ {
+			if x, y := a.Port(s, lid), b.Port(s, lid); x != y {
+				if n++; n <= 5 {
+					fmt.Fprintf(&sb, "%s LID %d: %d vs %d; ", g.SwitchName(s), lid, x, y)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d entries (%s)", n, sb.String())
+}
+
+// discover writes the fabric as ibnetdiscover sees it (OpenSM's LIDs).
+func (b *osmBed) discover() {
+	b.t.Helper()
+	out, err := b.sim.Run(budget(b.t, 0.05), "ibnetdiscover")
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.WriteFile(b.fabric, out, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// deployStatus returns the deployer's status from the daemon's.
+func deployStatus(st sm.Status) deploy.Status {
+	if d, ok := st.Deploy.(deploy.Status); ok {
+		return d
+	}
+	return deploy.Status{}
+}
+
+// waitDeployed waits until the deployer has rolled out the published
+// generation (newer than after) and returns the daemon's status.
+func (b *osmBed) waitDeployed(srv *sm.Server, after int, what string) sm.Status {
+	b.t.Helper()
+	deadline := time.Now().Add(budget(b.t, 0.3))
+	for {
+		st := srv.Status()
+		d := deployStatus(st)
+		if st.State == "idle" && st.Published != nil && st.Published.Generation > after &&
+			d.Deployed == st.Published.Generation && d.Phase == deploy.PhaseIdle {
+			return st
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s: generation after %d not deployed: daemon %s (%s %s), deploy %+v", what, after, st.State, st.LastResult, st.LastError, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// published reads a published generation's fabric and tables.
+func (b *osmBed) published(gen int) (*fabric.Graph, *lft.Routing) {
+	b.t.Helper()
+	dir := filepath.Join(b.out, fmt.Sprintf("gen-%06d", gen))
+	res, err := ibnetdiscover.ParseFile(filepath.Join(dir, "fabric.topo"))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	g, err := fabric.Compile(res.Fabric)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	r, err := lft.ReadTableSet(dir, g, lft.ReadOptions{})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return g, r
+}

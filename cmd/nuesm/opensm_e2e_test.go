@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/sm"
+	"github.com/nuesm/nuesm/topo"
+)
+
+// checkDeployed reads the switches back and compares them with published
+// generation gen: every LFT entry, a sample of the path SLs OpenSM's SA
+// serves (saquery), and the SL2VL tables of sampled ports (smpquery).
+// pairs bounds the SA queries.
+func (b *osmBed) checkDeployed(gen, pairs int) {
+	b.t.Helper()
+	g, want := b.published(gen)
+	got := b.readBack(g)
+	if got == nil {
+		return
+	}
+	if d := lftDiff(g, got, want); d != "" {
+		b.t.Errorf("generation %d: switches differ from the published tables: %s", gen, d)
+	}
+	b.checkSLs(g, want, pairs)
+	b.checkSL2VL(g, want)
+}
+
+var saSL = regexp.MustCompile(`(?m)^\s*sl\.+0x([0-9a-fA-F]+)\s*$`)
+
+// checkSLs asks the SA for the SL of sampled paths (every source switch
+// is represented; destinations spread over all LIDs) and compares with
+// the routing's SL of that path.
+func (b *osmBed) checkSLs(g *fabric.Graph, r *lft.Routing, pairs int) {
+	b.t.Helper()
+	var srcs []int
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		if g.TermOff[s] < g.TermOff[s+1] {
+			srcs = append(srcs, int(g.Terms[g.TermAt[g.TermOff[s]]].LID))
+		}
+	}
+	per := max(1, pairs/max(1, len(srcs)))
+	nonzero, asked := 0, 0
+	for i, slid := range srcs {
+		sw, term := g.Owner(slid)
+		if term >= 0 {
+			sw = g.Terms[term].Switch
+		}
+		for k := 0; k < per; k++ {
+			dlid := 1 + (i*7+k*(g.MaxLID()/per+1))%g.MaxLID()
+			if dlid == slid {
+				continue
+			}
+			if _, t := g.Owner(dlid); t < 0 {
+				if s, _ := g.Owner(dlid); s < 0 {
+					continue
+				}
+			}
+			out, err := b.saquery(slid, dlid)
+			if err != nil {
+				b.t.Errorf("saquery %d:%d: %v", slid, dlid, err)
+				continue
+			}
+			m := saSL.FindSubmatch(out)
+			if m == nil {
+				b.t.Errorf("saquery %d:%d: no SL in %q", slid, dlid, out)
+				continue
+			}
+			v, _ := strconv.ParseUint(string(m[1]), 16, 8)
+			want := r.SL.Of(sw, slid, dlid)
+			if uint8(v) != want {
+				b.t.Errorf("path %d -> %d: OpenSM's SA gives SL %d, nuesm.sl has %d", slid, dlid, v, want)
+			}
+			asked++
+			if want != 0 {
+				nonzero++
+			}
+		}
+	}
+	if r.NumVLs > 1 && nonzero == 0 {
+		b.t.Errorf("%d sampled paths all have SL 0 in a %d-VL routing: the sample proves nothing", asked, r.NumVLs)
+	}
+	b.t.Logf("SLs: %d paths asked, %d with SL > 0, all as nuesm.sl says", asked, nonzero)
+}
+
+// saquery asks for one path record; an SM that has just come up may not
+// answer yet, so a failed query is repeated within a deadline.
+func (b *osmBed) saquery(slid, dlid int) ([]byte, error) {
+	deadline := time.Now().Add(budget(b.t, 0.05))
+	for {
+		out, err := b.sim.Run(budget(b.t, 0.02), "saquery", "-p", "--src-to-dst", fmt.Sprintf("%d:%d", slid, dlid))
+		if err == nil || time.Now().After(deadline) {
+			return out, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+var sl2vlRow = regexp.MustCompile(`(?m)^ports: in\s+(\d+), out\s+(\d+):((?:\s*\|\s*\d+)+)\s*\|`)
+
+// checkSL2VL reads the SL2VL tables of a few switch ports and of one CA
+// and compares the SLs the routing uses with its map.
+func (b *osmBed) checkSL2VL(g *fabric.Graph, r *lft.Routing) {
+	b.t.Helper()
+	var used [lft.NumSLs]bool
+	for _, sl := range r.SL.ByDest {
+		used[sl] = true
+	}
+	for _, sl := range r.SL.BySrc {
+		used[sl] = true
+	}
+	type q struct{ lid, port int }
+	var qs []q
+	for s := int32(0); int(s) < g.NumSwitches(); s += int32(max(1, g.NumSwitches()/3)) {
+		qs = append(qs, q{int(g.F.Nodes[g.Switches[s]].Ports[0].LID), int(g.OutPort[g.Off[s]])})
+	}
+	qs = append(qs, q{int(g.Terms[0].LID), -1})
+	for _, x := range qs {
+		args := []string{"sl2vl", strconv.Itoa(x.lid)}
+		if x.port >= 0 {
+			args = append(args, strconv.Itoa(x.port))
+		}
+		out, err := b.sim.Run(budget(b.t, 0.02), "smpquery", args...)
+		if err != nil {
+			b.t.Error(err)
+			continue
+		}
+		rows := sl2vlRow.FindAllSubmatch(out, -1)
+		if len(rows) == 0 {
+			b.t.Errorf("smpquery %v: no table in %q", args, out)
+		}
+		for _, m := range rows {
+			f := strings.FieldsFunc(string(m[3]), func(c rune) bool { return c == '|' || c == ' ' })
+			for sl, v := range f {
+				n, _ := strconv.Atoi(v)
+				if sl < lft.NumSLs && used[sl] && uint8(n) != r.SL2VL.Default[sl] {
+					b.t.Errorf("smpquery %v, in %s out %s: SL %d -> VL %d, the routing maps it to VL %d", args, m[1], m[2], sl, n, r.SL2VL.Default[sl])
+				}
+			}
+		}
+	}
+}
+
+// interSwitchPort returns the ibsim name of a switch and one of its ports
+// cabled to another switch.
+func interSwitchPort(t *testing.T, tp *topo.Topology) (string, int) {
+	f := tp.Fabric
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if n.Kind != fabric.Switch {
+			continue
+		}
+		for p := 1; p < len(n.Ports); p++ {
+			if n.Ports[p].Cabled() && f.Nodes[n.Ports[p].Peer.Node].Kind == fabric.Switch {
+				return fmt.Sprintf("S-%016x", n.GUID), p
+			}
+		}
+	}
+	t.Fatal("no switch-to-switch cable")
+	return "", 0
+}
+
+// TestOpenSMRolloutFatTree: serve with Nue (4 VLs) and the deployer next
+// to the real OpenSM on a simulated 3-level fat tree k=4: the initial
+// tables roll out; a switch-to-switch cable fails (ibsim Unlink) and is
+// repaired (ReLink); discovery notices each change through OpenSM's heavy
+// sweep, the daemon reroutes, and the deployer rolls every generation out
+// step by step. After each write step the test reads every switch back
+// (dump_fts) and requires the step's tables and a state without loops or
+// CDG cycles; after each rollout the published tables, SA path SLs and
+// SL2VL tables.
+func TestOpenSMRolloutFatTree(t *testing.T) {
+	tp, err := topo.FatTree(4, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newOSMBed(t, tp)
+	b.discover()
+	srv := b.server(b.config("nue", 4))
+	e2eDaemon(t, srv)
+	st := b.waitDeployed(srv, 0, "initial rollout")
+	b.checkDeployed(st.Published.Generation, 96)
+
+	name, port := interSwitchPort(t, tp)
+	for _, cmd := range []string{fmt.Sprintf("Unlink %q[%d]", name, port), fmt.Sprintf("ReLink %q[%d]", name, port)} {
+		out, err := b.sim.Console(budget(t, 0.05), cmd)
+		if err != nil || strings.Contains(out, "#") {
+			t.Fatalf("ibsim %s: %v %s", cmd, err, out)
+		}
+		gen := st.Published.Generation
+		st = b.waitDeployed(srv, gen, cmd)
+		g, _ := b.published(st.Published.Generation)
+		t.Logf("%s: generation %d deployed (%d switch-to-switch channels)", cmd, st.Published.Generation, g.NumChannels())
+		b.checkDeployed(st.Published.Generation, 48)
+	}
+	if b.steps() < 3 {
+		t.Errorf("only %d write steps were read back; expected the initial, failure and repair rollouts", b.steps())
+	}
+	t.Logf("%d write steps read back and verified:\n%s", b.steps(), strings.Join(b.stepLogs, "\n"))
+}
+
+// staticJobs is a job source with fixed jobs (sar-nue routes for them).
+type staticJobs struct{ jobs []routing.Job }
+
+func (s staticJobs) Jobs(context.Context, *fabric.Graph) ([]routing.Job, []sm.JobStatus, error) {
+	var st []sm.JobStatus
+	for _, j := range s.jobs {
+		st = append(st, sm.JobStatus{ID: j.ID, Hosts: len(j.Terms), Terminals: len(j.Terms)})
+	}
+	return s.jobs, st, nil
+}
+
+// runDaemon runs srv until the returned stop is called (or the test ends).
+func runDaemon(t *testing.T, srv *sm.Server) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("daemon: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// rolloutEngines runs the daemon with each engine in turn on the same
+// output and OpenSM (a restart of nuesm each time): every generation
+// rolls out from what the previous engine left on the switches, and the
+// SA's path SLs and the SL2VL tables must be the new routing's.
+func rolloutEngines(t *testing.T, b *osmBed, vls int, engines ...string) {
+	b.discover()
+	gen := 0
+	for _, e := range engines {
+		var extra []sm.Option
+		if e == "sar-nue" {
+			g, _ := b.published(gen)
+			var terms []int32
+			for i := 0; i < len(g.Terms); i += max(1, len(g.Terms)/8) {
+				terms = append(terms, int32(i))
+			}
+			extra = append(extra, sm.WithJobSource(staticJobs{[]routing.Job{{ID: "4711", Terms: terms}}}))
+		}
+		srv := b.server(b.config(e, vls), extra...)
+		stop := runDaemon(t, srv)
+		st := b.waitDeployed(srv, gen, e)
+		gen = st.Published.Generation
+		_, r := b.published(gen)
+		t.Logf("%s: generation %d deployed (%d VLs, SLs per destination: %v, plan %+v)", e, gen, r.NumVLs, r.SL.PerDest(), deployStatus(st).LastPlan)
+		b.checkDeployed(gen, 48)
+		stop()
+	}
+	if b.steps() < len(engines) {
+		t.Errorf("only %d write steps were read back for %d rollouts", b.steps(), len(engines))
+	}
+}
+
+// TestOpenSMRolloutTorus: a 4×4×4 torus with 8 VLs; Nue, DFSSSP (SLs per
+// source switch, served by QoS match rules with source groups) and
+// sar-nue (for a job) in turn, each rolled out step by step from the
+// tables the previous one left.
+func TestOpenSMRolloutTorus(t *testing.T) {
+	tp, err := topo.Torus([]int{4, 4, 4}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rolloutEngines(t, newOSMBed(t, tp), 8, "nue", "dfsssp", "sar-nue")
+}
+
+// TestOpenSMRolloutLASH: LASH on a 6×6 torus needs 3 VLs with SLs per
+// source switch; OpenSM's SA must serve them.
+func TestOpenSMRolloutLASH(t *testing.T) {
+	tp, err := topo.Torus([]int{6, 6}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rolloutEngines(t, newOSMBed(t, tp), 8, "lash")
+}

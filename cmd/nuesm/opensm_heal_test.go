@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nuesm/nuesm/cdg"
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/ibtest"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/sm/deploy"
+	"github.com/nuesm/nuesm/topo"
+)
+
+// healResult is what the switches did after a cable failed, sampled by
+// reading every switch back as fast as the diags allow.
+type healResult struct {
+	Healed      time.Duration // from the failure to the first state delivering every connected pair
+	PairSeconds float64       // connected pairs not delivered, integrated over time
+	States      int           // states read back
+	Unsafe      int           // states with a forwarding loop or a CDG cycle
+	Cycles      bool          // whether CDG cycles were checked (the SLs known)
+	Worst       string        // the first unsafe state's fault
+}
+
+// measureHeal samples the switches from t0 until a state delivers every
+// pair of g (the fabric after the failure). sls gives the SL tables to
+// check a state with (nil: loops only).
+func measureHeal(t *testing.T, env []string, g *fabric.Graph, t0 time.Time, sls func(*lft.Routing)) healResult {
+	t.Helper()
+	work := t.TempDir()
+	res := healResult{Cycles: sls != nil}
+	deadline := time.Now().Add(budget(t, 0.2))
+	last, lastLost := t0, int64(-1)
+	for {
+		r, err := deploy.ReadSwitches(context.Background(), env, work, budget(t, 0.05), g)
+		now := time.Now()
+		if err != nil {
+			t.Logf("read-back failed (counted as nothing healed): %v", err)
+		} else {
+			if sls != nil {
+				sls(r)
+			}
+			rep, _ := cdg.Verify(g, r, cdg.Options{})
+			if rep == nil {
+				t.Fatal("verifier gave no report")
+			}
+			lost := rep.Pairs - rep.Delivered
+			if lastLost < 0 {
+				lastLost = lost // the first sample stands for the time before it
+			}
+			res.PairSeconds += float64(lastLost) * now.Sub(last).Seconds()
+			last, lastLost = now, lost
+			res.States++
+			if rep.Loops > 0 || (sls != nil && rep.Cycle != nil) {
+				res.Unsafe++
+				if res.Worst == "" {
+					res.Worst = fmt.Sprintf("%d loops, cycle %v", rep.Loops, rep.Cycle)
+				}
+			}
+			if lost == 0 {
+				res.Healed = now.Sub(t0)
+				return res
+			}
+		}
+		if now.After(deadline) {
+			t.Fatalf("not healed within %v: %d states read, %.1f pair-seconds", now.Sub(t0), res.States, res.PairSeconds)
+		}
+	}
+}
+
+// afterFailure returns the fabric as ibnetdiscover sees it now.
+func afterFailure(t *testing.T, sim *ibtest.Sim) *fabric.Graph {
+	t.Helper()
+	out, err := sim.Run(budget(t, 0.05), "ibnetdiscover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ibnetdiscover.Parse(strings.NewReader(string(out)), "ibnetdiscover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(res.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// stagedSLs evaluates states with the SLs the deployer has staged (what
+// OpenSM's SA serves) at the time of the read.
+func (b *osmBed) stagedSLs(g *fabric.Graph) func(*lft.Routing) {
+	return func(r *lft.Routing) {
+		if sl, n, err := lft.ReadSLFile(filepath.Join(b.state, "staged.sl"), g); err == nil {
+			r.SL, r.NumVLs = sl, n
+		}
+		if m, err := lft.ReadOpenSMSL2VLFile(filepath.Join(b.state, "staged-sl2vl.dump"), g); err == nil {
+			r.SL2VL = m
+		}
+	}
+}
+
+// healNuesm deploys Nue with the deployer, fails a switch-to-switch cable
+// and measures the heal; then repairs it and waits for the rollout.
+func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration, reorder bool) healResult {
+	b := newOSMBed(t, tp)
+	b.discover()
+	cfg := b.config("nue", vls)
+	cfg.OpenSM.Drain.Duration = drain
+	cfg.OpenSM.AllowReorder = reorder
+	srv := b.server(cfg)
+	runDaemon(t, srv)
+	st := b.waitDeployed(srv, 0, "initial")
+	name, port := interSwitchPort(t, tp)
+	t0 := time.Now()
+	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
+		t.Fatalf("Unlink: %v %s", err, out)
+	}
+	t.Logf("Unlink at %s", t0.UTC().Format("15:04:05.000"))
+	g := afterFailure(t, b.sim)
+	res := measureHeal(t, b.toolEnv(), g, t0, b.stagedSLs(g))
+	st = b.waitDeployed(srv, st.Published.Generation, "after the failure")
+	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("ReLink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
+		t.Fatalf("ReLink: %v %s", err, out)
+	}
+	b.waitDeployed(srv, st.Published.Generation, "after the repair")
+	return res
+}
+
+// healOpenSM runs OpenSM with one of its own engines, fails the same
+// cable and measures OpenSM's own recovery.
+func healOpenSM(t *testing.T, tp *topo.Topology, engine string) healResult {
+	ibtest.Require(t, "ibsim", "opensm", "ibnetdiscover", "dump_fts")
+	net := filepath.Join(t.TempDir(), "fabric.net")
+	if err := ibnetdiscover.WriteIBSimFile(net, tp.Fabric); err != nil {
+		t.Fatal(err)
+	}
+	sim := ibtest.StartSim(t, net, ibtest.SimConfig{Console: true, Start: budget(t, 0.1)})
+	args := []string{"-R", engine}
+	if engine == "dfsssp" {
+		args = append(args, "-Q")
+	}
+	if _, err := ibtest.StartOpenSM(t, sim, ibtest.OpenSMConfig{Args: args, Timeout: budget(t, 0.1)}); err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := ibtest.UMAD2Sim()
+	env := []string{"IBSIM_SOCKNAME=" + sim.SockName, "LD_PRELOAD=" + lib}
+	name, port := interSwitchPort(t, tp)
+	t0 := time.Now()
+	if out, err := sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
+		t.Fatalf("Unlink: %v %s", err, out)
+	}
+	g := afterFailure(t, sim)
+	var sls func(*lft.Routing)
+	if engine != "dfsssp" { // one VL: SL 0 is the truth; dfsssp's SLs are not read
+		sls = func(*lft.Routing) {}
+	}
+	return measureHeal(t, env, g, t0, sls)
+}
+
+// TestOpenSMFailureHeal: a switch-to-switch cable of the k=4 fat tree
+// fails under nuesm's deployer: every state read back until every pair is
+// delivered again must be free of loops and CDG cycles; the time to
+// healed and the pair-seconds black-holed are logged (bench/failover
+// compares them with OpenSM's own engines).
+func TestOpenSMFailureHeal(t *testing.T) {
+	tp, err := topo.FatTree(4, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := healNuesm(t, tp, 4, 20*time.Millisecond, false)
+	if res.Unsafe > 0 {
+		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.States, res.Worst)
+	}
+	t.Logf("healed after %.2f s, %.1f pair-seconds black-holed, %d states read back, none unsafe", res.Healed.Seconds(), res.PairSeconds, res.States)
+}
+
+// TestFailoverBench is bench/failover (make bench-failover): the same
+// cable failure on the fat tree k=4 n=3 and the 4x4x4 torus, healed by
+// nuesm's deployer and by OpenSM's own engines, side by side.
+func TestFailoverBench(t *testing.T) {
+	out := os.Getenv("NUESM_BENCH_FAILOVER")
+	if out == "" {
+		t.Skip("benchmark: make bench-failover (NUESM_BENCH_FAILOVER=<results file>)")
+	}
+	ft, _ := topo.FatTree(4, 3, 0)
+	torus, _ := topo.Torus([]int{4, 4, 4}, 1, false)
+	var rows []string
+	rows = append(rows, "| fabric | recovery | healed (s) | pair-seconds black-holed | states read | unsafe states |", "|---|---|---|---|---|---|")
+	for _, f := range []struct {
+		name string
+		tp   *topo.Topology
+		vls  int
+	}{{"fat tree k=4 n=3", ft, 4}, {"torus 4x4x4", torus, 8}} {
+		add := func(who string, r healResult) {
+			unsafe := fmt.Sprint(r.Unsafe)
+			if !r.Cycles {
+				unsafe += " (loops only: SLs not read)"
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %.2f | %.1f | %d | %s |", f.name, who, r.Healed.Seconds(), r.PairSeconds, r.States, unsafe))
+			t.Log(rows[len(rows)-1])
+		}
+		t.Run(f.name+"/nuesm", func(t *testing.T) {
+			add("nuesm nue, in order, drain 20 ms", healNuesm(t, f.tp, f.vls, 20*time.Millisecond, false))
+		})
+		t.Run(f.name+"/nuesm-reorder", func(t *testing.T) {
+			add("nuesm nue, allow_reorder, drain 20 ms", healNuesm(t, f.tp, f.vls, 20*time.Millisecond, true))
+		})
+		t.Run(f.name+"/nuesm-drain", func(t *testing.T) {
+			add("nuesm nue, in order, drain 1.1 s", healNuesm(t, f.tp, f.vls, 1100*time.Millisecond, false))
+		})
+		for _, e := range []string{"updn", "minhop", "dfsssp"} {
+			t.Run(f.name+"/"+e, func(t *testing.T) { add("OpenSM "+e, healOpenSM(t, f.tp, e)) })
+		}
+	}
+	if err := os.WriteFile(out, []byte(strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

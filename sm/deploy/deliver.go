@@ -1,0 +1,211 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/plan"
+)
+
+// deliverable refuses a routing OpenSM cannot deliver as routed: SL2VL
+// tables that differ by port (OpenSM programs one map per port kind),
+// more VLs than the limit or the ports operate, SLs no QoS policy can
+// express, and an OpenSM configuration that does not load the staged
+// files or maps SLs to other VLs.
+func (d *Deployer) deliverable(ctx context.Context, g *fabric.Graph, r *lft.Routing) error {
+	for s, t := range r.SL2VL.Switch {
+		if t != nil {
+			return fmt.Errorf("%w: switch %s has SL2VL tables of its own (VLs chosen per input and output port, as DOR's dateline classes need); OpenSM's qos_*sl2vl options map SLs to VLs the same way on every port of a kind",
+				ErrUndeliverable, g.SwitchName(int32(s)))
+		}
+	}
+	need := r.MaxVL() + 1
+	if need > d.cfg.MaxVLs {
+		return fmt.Errorf("%w: the routing uses %d VLs, the limit is %d", ErrUndeliverable, need, d.cfg.MaxVLs)
+	}
+	if err := lft.WriteQoSPolicyPaths(io.Discard, g, r); err != nil {
+		return fmt.Errorf("%w: its path SLs: %v", ErrUndeliverable, err)
+	}
+	pid, err := d.osm.pid()
+	var args []string
+	if err == nil {
+		args = cmdline(d.osm.procDir, pid)
+	}
+	c, err := readConf(d.cfg.Conf, args)
+	if err != nil {
+		return err
+	}
+	if err := c.checkFiles(d.cfg.LFTsFile, d.cfg.QoSPolicyFile); err != nil {
+		return err
+	}
+	if !d.cfg.ManageConf {
+		if err := c.checkSL2VL(r.SL2VL.Default, usedSLs(r)); err != nil {
+			return err
+		}
+	}
+	if need > d.operVLsOK {
+		ok, err := d.checkOperVLs(ctx, g, need)
+		if err != nil {
+			return err
+		}
+		if ok {
+			d.operVLsOK = need
+		}
+	}
+	return nil
+}
+
+// usedSLs marks the SLs some path uses.
+func usedSLs(r *lft.Routing) [lft.NumSLs]bool {
+	var u [lft.NumSLs]bool
+	for _, t := range [][]uint8{r.SL.ByDest, r.SL.BySrc} {
+		for _, sl := range t {
+			u[sl&0xF] = true
+		}
+	}
+	for _, sl := range r.SL.Pair {
+		u[sl&0xF] = true
+	}
+	return u
+}
+
+var operVLs = regexp.MustCompile(`OperVLs:\.*VL0-(\d+)`)
+
+// checkOperVLs reads the operational VLs of one switch-to-switch port:
+// OpenSM masks SL2VL entries beyond them (VL & (2^k-1)), which would
+// silently merge the routing's VLs. It reports whether the port was read.
+func (d *Deployer) checkOperVLs(ctx context.Context, g *fabric.Graph, need int) (bool, error) {
+	s := int32(0)
+	for int(s) < g.NumSwitches() && g.Off[s] == g.Off[s+1] {
+		s++
+	}
+	if int(s) == g.NumSwitches() {
+		return false, nil
+	}
+	port := g.OutPort[g.Off[s]]
+	lid := int(g.F.Nodes[g.Switches[s]].Ports[0].LID)
+	qctx, cancel := d.quick(ctx)
+	out, err := d.run.run(qctx, "smpquery", "portinfo", strconv.Itoa(lid), strconv.Itoa(int(port)))
+	cancel()
+	if err != nil {
+		// LID routed: the switches may not route to it yet; read next time.
+		d.log.Warn("cannot read a port's operational VLs (checked at the next rollout)", "err", err)
+		return false, nil
+	}
+	m := operVLs.FindSubmatch(out)
+	if m == nil {
+		return false, nil
+	}
+	top, _ := strconv.Atoi(string(m[1]))
+	if top+1 < need {
+		return false, fmt.Errorf("%w: the routing uses %d VLs, but port %d of %s operates VL0-%d (OpenSM's max_op_vls and the hardware's VLCap decide)",
+			ErrUndeliverable, need, port, g.SwitchName(s), top)
+	}
+	return true, nil
+}
+
+// checkSLs asks OpenSM's SA for a sample of the path SLs a step changed.
+func (d *Deployer) checkSLs(ctx context.Context, g *fabric.Graph, r *lft.Routing, s *plan.Step) error {
+	if len(s.SL) == 0 || d.cfg.SLChecks < 0 {
+		return nil
+	}
+	n := min(d.cfg.SLChecks, len(s.SL))
+	// The SA answers over LID routes, which the step may still lack for
+	// some sources: each query gets a few seconds, and the first one that
+	// fails ends the sample (said in the log, never taken as SL 0).
+	qctx, cancel := context.WithTimeout(ctx, min(d.cfg.ToolTimeout, 5*time.Second)*time.Duration(n))
+	defer cancel()
+	for k := 0; k < n; k++ {
+		c := s.SL[k*len(s.SL)/n]
+		slid, sw := sourceFor(g, c)
+		if slid == 0 || slid == c.DLID {
+			continue
+		}
+		want := r.SL.Of(sw, slid, c.DLID)
+		one, cancel1 := d.quick(qctx)
+		got, err := pathSL(one, d.run, slid, c.DLID)
+		cancel1()
+		if err != nil {
+			d.log.Warn("SA path record query failed; the step's SLs are not sampled further", "slid", slid, "dlid", c.DLID, "err", err)
+			return nil
+		}
+		if got != want {
+			return fmt.Errorf("OpenSM's SA gives SL %d for the path LID %d -> %d, the step has SL %d: the QoS policy %s did not take",
+				got, slid, c.DLID, want, d.cfg.QoSPolicyFile)
+		}
+	}
+	return nil
+}
+
+// sourceFor picks a source LID whose path an SL change concerns, and its
+// switch.
+func sourceFor(g *fabric.Graph, c lft.SLChange) (int, int32) {
+	if c.SLID != 0 {
+		sw, term := g.Owner(c.SLID)
+		if term >= 0 {
+			sw = g.Terms[term].Switch
+		}
+		return c.SLID, sw
+	}
+	sws := []int32{c.Src}
+	if c.Src < 0 {
+		sws = sws[:0]
+		for s := int32(0); int(s) < g.NumSwitches(); s++ {
+			sws = append(sws, s)
+		}
+	}
+	for _, s := range sws {
+		for _, ti := range g.TermAt[g.TermOff[s]:g.TermOff[s+1]] {
+			if lid := int(g.Terms[ti].LID); lid != c.DLID {
+				return lid, s
+			}
+		}
+	}
+	return 0, -1
+}
+
+// checkSL2VL reads back the SL2VL tables of a few ports after a step that
+// changed them and compares the SLs in use with the routing's map.
+func (d *Deployer) checkSL2VL(ctx context.Context, g *fabric.Graph, r *lft.Routing, s *plan.Step) error {
+	if len(s.SL2VL) == 0 || d.cfg.SL2VLChecks < 0 {
+		return nil
+	}
+	used := usedSLs(r)
+	checked := 0
+	for sw := int32(0); int(sw) < g.NumSwitches() && checked < d.cfg.SL2VLChecks; sw += max(1, int32(g.NumSwitches()/d.cfg.SL2VLChecks)) {
+		if g.Off[sw] == g.Off[sw+1] {
+			continue
+		}
+		lid := int(g.F.Nodes[g.Switches[sw]].Ports[0].LID)
+		port := int(g.OutPort[g.Off[sw]])
+		qctx, cancel := d.quick(ctx)
+		tabs, err := readSL2VL(qctx, d.run, lid, port)
+		cancel()
+		if err != nil {
+			d.log.Warn("cannot read SL2VL tables back", "switch", g.SwitchName(sw), "err", err)
+			continue
+		}
+		checked++
+		for in, vls := range tabs {
+			for sl := range used {
+				if used[sl] && vls[sl] != r.SL2VL.Default[sl] {
+					return fmt.Errorf("switch %s port %d (from port %d) maps SL %d to VL %d, the routing needs VL %d: OpenSM did not program the SL2VL map (qos_sl2vl, or VLs beyond the port's operational VLs)",
+						g.SwitchName(sw), port, in, sl, vls[sl], r.SL2VL.Default[sl])
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// quick bounds one query of a sample: LID-routed queries may find no
+// route in a state between steps, and a sample must not hold up a step.
+func (d *Deployer) quick(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, min(d.cfg.ToolTimeout, 5*time.Second))
+}

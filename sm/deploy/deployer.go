@@ -1,0 +1,268 @@
+// Package deploy rolls the daemon's published tables out to the switches
+// through a running OpenSM, step by step, and finds fabric changes
+// without a person (docs/deploy.md is the operator's guide).
+//
+// OpenSM stays the subnet manager; its file routing engine loads the LFT
+// file the deployer stages at a stable path, its SA serves the path SLs of
+// the QoS policy staged beside it, and its QoS options program the SL2VL
+// tables. A heavy sweep (SIGHUP) re-reads all three; light sweeps do not.
+//
+// Each published generation is rolled out with a consistent update plan
+// (package plan) built from what the switches hold, read back with
+// dump_fts: for every write step the deployer stages that step's tables,
+// sends SIGHUP, waits until OpenSM logs that the file engine configured
+// the switches and the switches read back equal to the step, verifies the
+// state read back (no loop, no CDG cycle), and samples the SLs OpenSM's SA
+// serves and the SL2VL tables it programmed; barriers and drains wait for
+// the packets in flight. A step that does not take within its timeout
+// stops the rollout with the switches' state read back and reported; a
+// later try re-plans from that state and never skips a step. The state
+// machine is persisted in state.json beside the stable files, and a
+// restart first completes a staged step (OpenSM may apply it at any heavy
+// sweep), then re-plans from what the switches hold.
+//
+// All programs run without a shell, bounded in time and output, in a
+// process group of their own that a timeout kills.
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/nuesm/nuesm/internal/atomicfile"
+)
+
+// Status is the deployer's part of the daemon's /status.
+type Status struct {
+	Phase      string      `json:"phase"`
+	Target     int         `json:"target_generation"`
+	Deployed   int         `json:"deployed_generation"`
+	Step       int         `json:"step"`
+	Steps      int         `json:"steps"`
+	StepNote   string      `json:"step_note,omitempty"`
+	Error      string      `json:"error,omitempty"`
+	Updated    time.Time   `json:"updated"`
+	Held       *HeldStatus `json:"held,omitempty"`
+	Discovery  *Discovery  `json:"discovery,omitempty"`
+	LFTsFile   string      `json:"lfts_file"`
+	QoSPolicy  string      `json:"qos_policy_file"`
+	LastPlan   *PlanInfo   `json:"last_plan,omitempty"`
+	StepTimout string      `json:"step_timeout"`
+}
+
+// HeldStatus is what the switches were last read to hold.
+type HeldStatus struct {
+	ReadAt      time.Time `json:"read_at"`
+	Generation  int       `json:"generation"` // generation whose fabric it was read against
+	Matches     string    `json:"matches"`    // "step N of generation G", "generation G", or "unknown"
+	Safe        bool      `json:"safe"`       // no loop, no CDG cycle
+	Loops       int64     `json:"loops"`
+	Cycle       string    `json:"cycle,omitempty"`
+	Undelivered int64     `json:"undelivered_pairs"`
+	PausedDests int       `json:"paused_destinations,omitempty"` // open drain phase: left out of the CDG check
+	Pairs       int64     `json:"pairs"`
+	Missing     []string  `json:"missing_switches,omitempty"`
+}
+
+// PlanInfo summarises the plan being executed.
+type PlanInfo struct {
+	Generation   int    `json:"generation"`
+	Steps        int    `json:"steps"`
+	Writes       int    `json:"lft_writes"`
+	DrainPhases  int    `json:"drain_phases"`
+	ChangedPairs int64  `json:"changed_pairs"`
+	LostPairs    int64  `json:"lost_pairs"`
+	Note         string `json:"note,omitempty"`
+}
+
+// Discovery is what the fabric watcher last did.
+type Discovery struct {
+	LastRun     time.Time `json:"last_run"`
+	LastChange  time.Time `json:"last_change,omitempty"`
+	LastError   string    `json:"last_error,omitempty"`
+	Runs        int64     `json:"runs"`
+	Changes     int64     `json:"changes"`
+	LastTrigger string    `json:"last_trigger"`
+}
+
+// Deployer executes published generations through OpenSM. Create it with
+// New; Run owns all of its mutable state, Publish and Status are safe for
+// concurrent use.
+type Deployer struct {
+	cfg Config
+	log *slog.Logger
+	run *runner
+	osm *openSM
+	met *metrics
+
+	gens   chan genRef // latest published generation; buffered 1, newest wins
+	status atomic.Pointer[Status]
+
+	mu   sync.Mutex // guards disc
+	disc Discovery
+
+	// owned by Run
+	st      state
+	held    *HeldStatus
+	plan    *PlanInfo
+	pending *genRef // a generation that arrived during a rollout
+	// operVLsOK is the VL count the ports were seen to operate (read once:
+	// a port's operational VLs change only when OpenSM's max_op_vls does).
+	operVLsOK int
+}
+
+type genRef struct {
+	gen int
+	dir string
+}
+
+// New validates cfg (after Defaults) and prepares the state directory.
+// Metrics are registered on reg (nil: not exported).
+func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Deployer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("opensm state directory: %w", err)
+	}
+	d := &Deployer{
+		cfg:  cfg,
+		log:  log.With("part", "deploy"),
+		run:  &runner{dir: cfg.ToolsDir, work: cfg.ToolWorkDir, env: cfg.ToolEnv, timeout: cfg.ToolTimeout, limit: cfg.ToolOutputLimit},
+		osm:  &openSM{pidFile: cfg.PIDFile, logFile: cfg.LogFile, procDir: "/proc"},
+		met:  newMetrics(reg),
+		gens: make(chan genRef, 1),
+	}
+	st, err := d.loadState()
+	if err != nil {
+		d.log.Warn("rollout state unreadable; starting from what the switches hold", "err", err)
+	}
+	d.st = st
+	d.publishStatus()
+	return d, nil
+}
+
+// Publish hands over a published generation (its directory). Only the
+// newest one waiting counts.
+func (d *Deployer) Publish(gen int, dir string) {
+	for {
+		select {
+		case d.gens <- genRef{gen, dir}:
+			return
+		default:
+		}
+		select {
+		case <-d.gens: // drop the older one
+		default:
+		}
+	}
+}
+
+// Status returns the deployer's status (safe for concurrent use).
+func (d *Deployer) Status() Status {
+	s := *d.status.Load()
+	d.mu.Lock()
+	disc := d.disc
+	d.mu.Unlock()
+	if d.cfg.Discover {
+		s.Discovery = &disc
+	}
+	return s
+}
+
+func (d *Deployer) publishStatus() {
+	s := &Status{Phase: d.st.Phase, Target: d.st.Target, Deployed: d.st.Deployed, Step: d.st.Step, Steps: d.st.Steps,
+		Error: d.st.Error, Updated: d.st.Updated, Held: d.held, LFTsFile: d.cfg.LFTsFile, QoSPolicy: d.cfg.QoSPolicyFile,
+		LastPlan: d.plan, StepTimout: d.cfg.StepTimeout.String()}
+	d.status.Store(s)
+	m := d.met
+	m.setPhase(d.st.Phase)
+	m.target.Set(float64(d.st.Target))
+	m.deployed.Set(float64(d.st.Deployed))
+	m.step.Set(float64(d.st.Step))
+	m.steps.Set(float64(d.st.Steps))
+}
+
+// Run rolls generations out until ctx ends. trigger asks the daemon for
+// a reroute (discovery found a change).
+func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
+	d.snapshot(ctx)
+	if d.cfg.Discover {
+		go d.watchFabric(ctx, trigger)
+	}
+	var cur *genRef
+	var retry <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case g := <-d.gens:
+			cur = &g
+		case <-retry:
+		}
+		retry = nil
+		if cur == nil {
+			continue
+		}
+		err := d.rollout(ctx, *cur)
+		for errors.Is(err, errNewer) {
+			cur = d.pending
+			d.pending = nil
+			d.met.rollouts.WithLabelValues("replanned").Inc()
+			err = d.rollout(ctx, *cur)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			retry = time.After(d.cfg.Retry)
+		}
+	}
+}
+
+// errNewer stops a rollout at a step boundary when a newer generation
+// was published.
+var errNewer = errors.New("a newer generation was published")
+
+// newer takes a newer published generation, if one is waiting.
+func (d *Deployer) newer() bool {
+	select {
+	case g := <-d.gens:
+		d.pending = &g
+		return true
+	default:
+		return false
+	}
+}
+
+// snapshot stages what the switches hold when there is no LFT file yet,
+// so that OpenSM's first load of the file engine changes nothing (its
+// file engine reads dump_fts output as it reads its own dumps).
+func (d *Deployer) snapshot(ctx context.Context) {
+	if _, err := os.Stat(d.cfg.LFTsFile); err == nil {
+		return
+	}
+	out, err := d.run.run(ctx, "dump_fts", "-n")
+	if err != nil {
+		d.log.Warn("no LFT file and the switches could not be read; OpenSM's file engine has nothing to load until the first rollout", "err", err)
+		return
+	}
+	if err := atomicfile.WriteFile(d.cfg.LFTsFile, func(w io.Writer) error { _, err := w.Write(out); return err }, 0o644); err != nil {
+		d.log.Warn("cannot write the LFT file", "err", err)
+	}
+}

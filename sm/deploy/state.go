@@ -1,0 +1,127 @@
+package deploy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/atomicfile"
+	"github.com/nuesm/nuesm/lft"
+)
+
+// Phases of a rollout (Status.Phase, state.json).
+const (
+	PhaseIdle     = "idle"      // the switches hold the deployed generation
+	PhaseRollout  = "rolling"   // executing a plan
+	PhaseStuck    = "stuck"     // a step did not take or did not verify; retried later
+	PhaseRefused  = "refused"   // OpenSM cannot deliver the generation
+	PhaseNoOpenSM = "no-opensm" // OpenSM is not running
+	PhaseStarting = "starting"  // nothing done yet
+)
+
+// state is the rollout state machine's persistent part (state.json in
+// StateDir): which generation is being rolled out, how far, and what is
+// staged. It is written before files are staged and after each proven
+// step, so that a restart knows whether a staged step may be half applied.
+type state struct {
+	Phase       string    `json:"phase"`
+	Target      int       `json:"target_generation"` // generation being rolled out (or last tried)
+	TargetDir   string    `json:"target_dir"`
+	Deployed    int       `json:"deployed_generation"` // last generation whose every step was proven
+	Step        int       `json:"step"`                // steps of the plan done (proven or waited)
+	Steps       int       `json:"steps"`
+	Staged      int       `json:"staged_step"` // step whose tables the stable files hold (0: the held state)
+	Error       string    `json:"error,omitempty"`
+	Updated     time.Time `json:"updated"`
+	Plans       int       `json:"plans"` // plans started (for status)
+	ProvenSteps int64     `json:"proven_steps"`
+}
+
+func (d *Deployer) statePath() string { return filepath.Join(d.cfg.StateDir, "state.json") }
+
+// loadState reads state.json; a missing file is a fresh start.
+func (d *Deployer) loadState() (state, error) {
+	st := state{Phase: PhaseStarting}
+	b, err := os.ReadFile(d.statePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return state{Phase: PhaseStarting}, fmt.Errorf("%s: %w", d.statePath(), err)
+	}
+	return st, nil
+}
+
+// save writes state.json atomically and publishes the status.
+func (d *Deployer) save() error {
+	d.st.Updated = time.Now().UTC()
+	d.publishStatus()
+	return atomicfile.WriteFile(d.statePath(), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d.st)
+	}, 0o644)
+}
+
+// Files beside the stable paths that keep the staged SLs and SL2VL
+// tables (OpenSM serves them from the policy and its configuration;
+// these let a restart know them as tables).
+const (
+	stagedSL    = "staged.sl"
+	stagedSL2VL = "staged-sl2vl.dump"
+)
+
+// stage writes r as the tables OpenSM reads: the LFT file, the QoS
+// policy, and the SL files kept for restarts. The LFT file is written
+// last: it is what a heavy sweep applies.
+func (d *Deployer) stage(g *fabric.Graph, r *lft.Routing) error {
+	if err := lft.WriteQoSPolicyPathsFile(d.cfg.QoSPolicyFile, g, r); err != nil {
+		return fmt.Errorf("stage QoS policy: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(d.cfg.StateDir, stagedSL), func(w io.Writer) error { return lft.WriteSL(w, g, r) }, 0o644); err != nil {
+		return fmt.Errorf("stage SLs: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(d.cfg.StateDir, stagedSL2VL), func(w io.Writer) error { return lft.WriteOpenSMSL2VL(w, g, r) }, 0o644); err != nil {
+		return fmt.Errorf("stage SL2VL: %w", err)
+	}
+	if err := lft.WriteOpenSMLFTsFile(d.cfg.LFTsFile, g, r); err != nil {
+		return fmt.Errorf("stage LFTs: %w", err)
+	}
+	return nil
+}
+
+// stagedTables reads what the stable files hold, bound to g (nil when
+// there is nothing staged or it does not fit g).
+func (d *Deployer) stagedTables(g *fabric.Graph) *lft.Routing {
+	f, err := os.Open(d.cfg.LFTsFile)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	r, err := lft.ReadLFTs(f, d.cfg.LFTsFile, g, lft.ReadOptions{SkipUnknownSwitches: true, AllowMissingSwitches: true})
+	if err != nil {
+		return nil
+	}
+	d.heldSLs(g, r)
+	return r
+}
+
+// heldSLs gives r the staged SLs and SL2VL tables (the ones OpenSM
+// serves), or SL 0 and the identity map when none fit g.
+func (d *Deployer) heldSLs(g *fabric.Graph, r *lft.Routing) {
+	if sl, n, err := lft.ReadSLFile(filepath.Join(d.cfg.StateDir, stagedSL), g); err == nil {
+		r.SL, r.NumVLs = sl, n
+	}
+	if m, err := lft.ReadOpenSMSL2VLFile(filepath.Join(d.cfg.StateDir, stagedSL2VL), g); err == nil {
+		r.SL2VL = m
+	}
+}

@@ -1,0 +1,210 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/plan"
+)
+
+// runStep executes step i of a plan from the staged state cur and returns
+// the new staged state.
+func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routing, s *plan.Step, i, gen int, paused map[int32]bool) (*lft.Routing, error) {
+	t0 := time.Now()
+	kind := s.Kind.String()
+	defer func() { d.met.stepSeconds.WithLabelValues(kind).Observe(time.Since(t0).Seconds()) }()
+	d.setStepNote(s.Note)
+	if s.Kind != plan.Write {
+		// Barrier, Pause, Resume: the packets in flight leave the fabric
+		// (delivered, or dropped by the switches' lifetime limit). OpenSM
+		// cannot stop hosts injecting, so a Pause waits the drain time too;
+		// see docs/deploy.md.
+		if s.Kind == plan.Pause && s.PausedPairs() > 0 {
+			d.log.Info("drain phase: waiting for in-flight packets", "pairs", s.PausedPairs(), "drain", d.cfg.Drain)
+		}
+		return cur, sleep(ctx, max(0, d.cfg.Drain))
+	}
+	next := cur.Clone()
+	applyStep(g, next, s)
+	if _, err := d.osm.pid(); err != nil {
+		return nil, &noOpenSMError{err}
+	}
+	if len(s.SL2VL) > 0 && d.cfg.ManageConf {
+		if err := writeSL2VLBlock(d.cfg.Conf, next.SL2VL.Default); err != nil {
+			return nil, fmt.Errorf("writing the SL2VL lines into %s: %w", d.cfg.Conf, err)
+		}
+	}
+	d.st.Staged = i + 1
+	if err := d.save(); err != nil {
+		return nil, err
+	}
+	if err := d.stage(g, next); err != nil {
+		return nil, err
+	}
+	tApply := time.Now()
+	got, err := d.apply(ctx, g, next)
+	applied := time.Since(tApply)
+	if err != nil {
+		d.met.stepsTotal.WithLabelValues("failed").Inc()
+		d.readHeldAfterFailure(ctx, g, gen, i, paused, cur, next)
+		return nil, err
+	}
+	d.heldSLs(g, got)
+	rep := d.checkHeld(g, got, gen, fmt.Sprintf("step %d of generation %d", i+1, gen), paused)
+	if !d.held.Safe {
+		d.met.stepsTotal.WithLabelValues("failed").Inc()
+		return nil, fmt.Errorf("%w: %v", ErrUnsafeState, rep.Err())
+	}
+	tCheck := time.Now()
+	if err := d.checkSLs(ctx, g, next, s); err != nil {
+		d.met.stepsTotal.WithLabelValues("failed").Inc()
+		return nil, err
+	}
+	if err := d.checkSL2VL(ctx, g, next, s); err != nil {
+		d.met.stepsTotal.WithLabelValues("failed").Inc()
+		return nil, err
+	}
+	d.met.stepsTotal.WithLabelValues("proven").Inc()
+	d.st.ProvenSteps++
+	d.log.Info("step proven", "generation", gen, "step", i+1, "of", d.st.Steps, "lft_writes", len(s.LFT), "sl_changes", len(s.SL),
+		"apply_seconds", applied.Seconds(), "check_seconds", time.Since(tCheck).Seconds(), "seconds", time.Since(t0).Seconds())
+	if d.cfg.AfterStep != nil {
+		var ps []int32
+		for dl := range paused {
+			ps = append(ps, dl)
+		}
+		d.cfg.AfterStep(StepEvent{Generation: gen, Step: i + 1, Steps: d.st.Steps, Graph: g, Tables: next, Paused: ps})
+	}
+	return next, nil
+}
+
+func (d *Deployer) setStepNote(note string) {
+	s := *d.status.Load()
+	s.StepNote = note
+	d.status.Store(&s)
+}
+
+// readHeldAfterFailure reads the switches back so that status shows what
+// they hold after a step that did not take.
+func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, gen, i int, paused map[int32]bool, cur, next *lft.Routing) {
+	held, missing, err := readLFTs(ctx, d.run, g)
+	if err != nil {
+		d.held = &HeldStatus{ReadAt: time.Now().UTC(), Generation: gen, Matches: "unknown: reading the switches failed: " + err.Error()}
+		return
+	}
+	d.heldSLs(g, held)
+	what := fmt.Sprintf("a mix of step %d and step %d of generation %d (step %d half applied)", i, i+1, gen, i+1)
+	if n, _ := sameLFTs(g, held, cur, 0); n == 0 {
+		what = fmt.Sprintf("step %d of generation %d (step %d staged, not applied)", i, gen, i+1)
+	} else if n, _ := sameLFTs(g, held, next, 0); n == 0 {
+		what = fmt.Sprintf("step %d of generation %d (applied, not proven)", i+1, gen)
+	}
+	d.checkHeld(g, held, gen, what, paused)
+	d.held.Missing = missing
+}
+
+// applyStep applies a write step to r: LFT entries, SLs, SL2VL tables.
+func applyStep(g *fabric.Graph, r *lft.Routing, s *plan.Step) {
+	for _, w := range s.LFT {
+		r.SetPort(w.Switch, int(w.LID), w.New)
+	}
+	for _, c := range s.SL {
+		lft.ApplySL(&r.SL, g.NumSwitches(), c)
+	}
+	for _, c := range s.SL2VL {
+		lft.ApplySL2VL(&r.SL2VL, g.NumSwitches(), c, s.NewDefault)
+	}
+	r.SL.Compact()
+	r.NumVLs = max(r.NumVLs, r.MaxVL()+1)
+}
+
+// apply makes OpenSM load the staged tables (SIGHUP: a heavy sweep) and
+// waits until the switches hold want. OpenSM's log says when the file
+// engine configured the switches or rejected the file; a sweep that read
+// the file before it was staged gets another SIGHUP.
+func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing) (*lft.Routing, error) {
+	deadline := time.Now().Add(d.cfg.StepTimeout)
+	off := d.osm.logOffset()
+	if _, err := d.osm.hup(); err != nil {
+		return nil, err
+	}
+	hups, poll := 1, 20*time.Millisecond
+	var last string
+	for {
+		lg, err := d.osm.readLog(off)
+		if err != nil {
+			return nil, fmt.Errorf("reading OpenSM's log: %w", err)
+		}
+		if err := logVerdict(lg); err != nil {
+			return nil, err
+		}
+		if len(lg.configured) > 0 {
+			got, missing, err := readLFTs(ctx, d.run, g)
+			switch {
+			case err != nil:
+				last = err.Error()
+			case len(missing) > 0:
+				last = fmt.Sprintf("%d switches did not answer (%s…)", len(missing), missing[0])
+			default:
+				n, diff := sameLFTs(g, got, want, 3)
+				if n == 0 {
+					return got, nil
+				}
+				last = fmt.Sprintf("%d entries differ (%s)", n, diff)
+				// The sweep may have read the file before it was staged.
+				if lg.subnetUp > 0 && hups < 5 {
+					off = lg.end
+					if _, err := d.osm.hup(); err != nil {
+						return nil, err
+					}
+					hups++
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			if last == "" {
+				last = "OpenSM logged no sweep that configured the switches"
+				if _, err := d.osm.pid(); err != nil {
+					last = err.Error()
+				}
+			}
+			return nil, fmt.Errorf("%w within %v (%d SIGHUPs): %s", ErrStepTimeout, d.cfg.StepTimeout, hups, last)
+		}
+		if err := sleep(ctx, poll); err != nil {
+			return nil, err
+		}
+		poll = min(poll*2, 100*time.Millisecond)
+	}
+}
+
+// logVerdict turns what OpenSM logged after a SIGHUP into an error when
+// it rejected the staged files or configured the switches otherwise.
+func logVerdict(lg sweepLog) error {
+	if lg.noEngine || len(lg.errors) > 0 {
+		msg := "OpenSM rejected the staged tables"
+		if lg.noEngine {
+			msg += " (no routing engine could configure the switches)"
+		}
+		if len(lg.errors) > 0 {
+			msg += ": " + strings.Join(lg.errors, " | ")
+		}
+		return errors.New(msg)
+	}
+	for _, e := range lg.configured {
+		if e != "file" {
+			return fmt.Errorf("OpenSM configured the switches with its %q engine instead of the file engine (a fallback)", e)
+		}
+	}
+	return nil
+}
+
+// noOpenSMError marks a step that found no OpenSM to apply it.
+type noOpenSMError struct{ err error }
+
+func (e *noOpenSMError) Error() string { return e.err.Error() }
+func (e *noOpenSMError) Unwrap() error { return e.err }
