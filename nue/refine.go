@@ -27,7 +27,7 @@ import (
 // refinement passes (passes ≤ 1: Route). It costs about passes routings;
 // the result is deterministic and does not depend on opt.Workers.
 func (e Engine) RouteRefined(ctx context.Context, g *fabric.Graph, opt routing.Options, passes int) (*lft.Routing, error) {
-	r, _, err := e.routeStats(ctx, g, opt, passes)
+	r, _, err := e.routeTuned(ctx, g, opt, defaultTuning(), passes)
 	return r, err
 }
 
