@@ -62,6 +62,12 @@ bench-fip: build
 bench-nue: build
 	bench/nue/run.sh bench/nue/RESULTS.md
 
+## bench-sar: scheduling-aware routing on job mixes (fat trees, tori): effective
+## EFI per job and overall, dark fiber, per engine -> bench/sar/RESULTS.md
+.PHONY: bench-sar
+bench-sar: build
+	bench/sar/run.sh
+
 ## bench-flitsim: simulated throughput per engine (shift, uniform) on fat tree,
 ## torus, random, with and without failures -> bench/flitsim/RESULTS.md
 .PHONY: bench-flitsim
