@@ -102,6 +102,13 @@ type builder struct {
 	slByDest map[int32][]lft.SLChange
 	// drainFirst opens the drain phase before the live epochs (greedy).
 	drainFirst bool
+	// live: nothing can be paused (BuildLive). A destination not yet
+	// moved keeps injecting on its old paths, so the greedy counts all
+	// of its old dependencies, and destinations that lose pairs go first.
+	live bool
+	// slFirst tries SLFirst before SLLast: after a blackout every state
+	// of SLFirst moves is one of the new tables' (BuildLive).
+	slFirst bool
 }
 
 // destLIDs lists the LIDs somebody answers.

@@ -108,12 +108,11 @@ func (b *osmBed) stagedSLs(g *fabric.Graph) func(*lft.Routing) {
 
 // healNuesm deploys Nue with the deployer, fails a switch-to-switch cable
 // and measures the heal; then repairs it and waits for the rollout.
-func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration, reorder bool) healResult {
+func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration) healResult {
 	b := newOSMBed(t, tp)
 	b.discover()
 	cfg := b.config("nue", vls)
 	cfg.OpenSM.Drain.Duration = drain
-	cfg.OpenSM.AllowReorder = reorder
 	srv := b.server(cfg)
 	runDaemon(t, srv)
 	st := b.waitDeployed(srv, 0, "initial")
@@ -174,7 +173,7 @@ func TestOpenSMFailureHeal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := healNuesm(t, tp, 4, 20*time.Millisecond, false)
+	res := healNuesm(t, tp, 4, 20*time.Millisecond)
 	if res.Unsafe > 0 {
 		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.States, res.Worst)
 	}
@@ -207,13 +206,10 @@ func TestFailoverBench(t *testing.T) {
 			t.Log(rows[len(rows)-1])
 		}
 		t.Run(f.name+"/nuesm", func(t *testing.T) {
-			add("nuesm nue, in order, drain 20 ms", healNuesm(t, f.tp, f.vls, 20*time.Millisecond, false))
-		})
-		t.Run(f.name+"/nuesm-reorder", func(t *testing.T) {
-			add("nuesm nue, allow_reorder, drain 20 ms", healNuesm(t, f.tp, f.vls, 20*time.Millisecond, true))
+			add("nuesm nue, drain 20 ms", healNuesm(t, f.tp, f.vls, 20*time.Millisecond))
 		})
 		t.Run(f.name+"/nuesm-drain", func(t *testing.T) {
-			add("nuesm nue, in order, drain 1.1 s", healNuesm(t, f.tp, f.vls, 1100*time.Millisecond, false))
+			add("nuesm nue, drain 1.1 s", healNuesm(t, f.tp, f.vls, 1100*time.Millisecond))
 		})
 		for _, e := range []string{"updn", "minhop", "dfsssp"} {
 			t.Run(f.name+"/"+e, func(t *testing.T) { add("OpenSM "+e, healOpenSM(t, f.tp, e)) })

@@ -68,17 +68,18 @@ type HeldStatus struct {
 	Loops       int64     `json:"loops"`
 	Cycle       string    `json:"cycle,omitempty"`
 	Undelivered int64     `json:"undelivered_pairs"`
-	PausedDests int       `json:"paused_destinations,omitempty"` // open drain phase: left out of the CDG check
 	Pairs       int64     `json:"pairs"`
 	Missing     []string  `json:"missing_switches,omitempty"`
 }
 
-// PlanInfo summarises the plan being executed.
+// PlanInfo summarises the plan being executed: its stages (plan.Stage)
+// and their steps.
 type PlanInfo struct {
 	Generation   int    `json:"generation"`
+	Stages       int    `json:"stages"`
 	Steps        int    `json:"steps"`
 	Writes       int    `json:"lft_writes"`
-	DrainPhases  int    `json:"drain_phases"`
+	Blackout     int    `json:"blackout_destinations"` // unrouted, then written: their changed pairs are dropped meanwhile
 	ChangedPairs int64  `json:"changed_pairs"`
 	LostPairs    int64  `json:"lost_pairs"`
 	Note         string `json:"note,omitempty"`
