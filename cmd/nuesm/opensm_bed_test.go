@@ -131,7 +131,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 	b.t.Helper()
 	plain := cfg
 	plain.OpenSM.Enabled = false // the test installs its own deployer, with AfterStep
-	opts, err := serveOptions(plain, nil)
+	opts, err := serveOptions(plain, slog.New(slog.NewTextHandler(b.t.Output(), nil)))
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -251,6 +251,35 @@ func (b *osmBed) waitDeployed(srv *sm.Server, after int, what string) sm.Status 
 		}
 		if time.Now().After(deadline) {
 			b.t.Fatalf("%s: generation after %d not deployed: daemon %s (%s %s), deploy %+v", what, after, st.State, st.LastResult, st.LastError, d)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// changes returns how many fabric changes discovery has seen.
+func changes(srv *sm.Server) int64 {
+	if d := deployStatus(srv.Status()).Discovery; d != nil {
+		return d.Changes
+	}
+	return 0
+}
+
+// waitSettled waits until discovery has seen more than seen fabric
+// changes, the daemon rerouted after the last of them, and the deployer
+// holds the published generation (a new one or, when the reroute left
+// the tables as they were, the same).
+func (b *osmBed) waitSettled(srv *sm.Server, seen int64, what string) sm.Status {
+	b.t.Helper()
+	deadline := time.Now().Add(budget(b.t, 0.3))
+	for {
+		st := srv.Status()
+		d := deployStatus(st)
+		if d.Discovery != nil && d.Discovery.Changes > seen && st.State == "idle" && st.LastReroute.After(d.Discovery.LastChange) &&
+			st.Published != nil && d.Deployed == st.Published.Generation && d.Phase == deploy.PhaseIdle {
+			return st
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("%s: not settled: daemon %s (%s %s), deploy %+v", what, st.State, st.LastResult, st.LastError, d)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -124,11 +124,12 @@ func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration) he
 	t.Logf("Unlink at %s", t0.UTC().Format("15:04:05.000"))
 	g := afterFailure(t, b.sim)
 	res := measureHeal(t, b.toolEnv(), g, t0, b.stagedSLs(g))
-	st = b.waitDeployed(srv, st.Published.Generation, "after the failure")
+	b.waitDeployed(srv, st.Published.Generation, "after the failure")
+	seen := changes(srv)
 	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("ReLink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
 		t.Fatalf("ReLink: %v %s", err, out)
 	}
-	b.waitDeployed(srv, st.Published.Generation, "after the repair")
+	b.waitSettled(srv, seen, "after the repair")
 	return res
 }
 

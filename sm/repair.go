@@ -1,0 +1,75 @@
+package sm
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/routing"
+)
+
+// repairSuffix marks the engine of repaired tables ("nue+repair").
+const repairSuffix = "+repair"
+
+// repair adapts the published routing to a changed fabric with the
+// least change (routing.Repair): after a cable or switch failure only the
+// entries that led into it change, so a failure costs an update of tens
+// of entries, not a full reroute. When nothing led into a failed part (a
+// cable or switch came back) the published tables stay: they are
+// verified on this fabric, and a full reroute would move most entries
+// for balance alone; the next full routing (a restart, a job change)
+// uses the returned part.
+//
+// It applies when tables for this fabric's switches and LIDs are
+// published, no job is routed now or was then (SAR tables follow their
+// jobs), the reroute is not the daemon's first, and the result verifies;
+// otherwise it returns nil and the engine chain routes.
+func (s *Server) repair(ctx context.Context, g *fabric.Graph, jobs []routing.Job) *routing.Result {
+	now := s.Status()
+	pub := now.Published
+	if len(jobs) > 0 || pub == nil || len(pub.Jobs) > 0 || now.LastTrigger == "start" {
+		return nil
+	}
+	old := s.readPublished(g)
+	if old == nil {
+		return nil
+	}
+	base, _ := strings.CutSuffix(pub.Engine, repairSuffix)
+	e, err := routing.Lookup(base)
+	if err != nil {
+		return nil
+	}
+	t0 := time.Now()
+	r, st, err := routing.Repair(ctx, g, old)
+	tr := time.Since(t0)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			s.log.Info("no minimal repair of the published tables; full reroute", "err", err)
+		}
+		return nil
+	}
+	if st.Changed == 0 {
+		r = old
+	}
+	t1 := time.Now()
+	rep, err := routing.Verify(g, r, e, routing.Options{MaxVLs: s.cfg.MaxVLs})
+	tv := time.Since(t1)
+	s.metrics.phase.WithLabelValues("route").Observe(tr.Seconds())
+	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
+	if err != nil {
+		s.log.Warn("the repaired tables do not verify; full reroute", "err", err)
+		return nil
+	}
+	if st.Changed == 0 {
+		r.Engine = pub.Engine
+		s.log.Info("no published route leads into a failed part: the published tables stay", "engine", r.Engine)
+		return &routing.Result{Routing: r, Report: rep, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Route: tr, Verify: tv}}}
+	}
+	r.Engine = base + repairSuffix
+	s.log.Info("repaired the published tables", "engine", r.Engine, "destinations", st.Dests, "entries", st.Changed,
+		"route_seconds", tr.Seconds(), "verify_seconds", tv.Seconds())
+	return &routing.Result{Routing: r, Report: rep, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Route: tr, Verify: tv}}}
+}
+
