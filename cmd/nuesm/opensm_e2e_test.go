@@ -24,7 +24,7 @@ import (
 func (b *osmBed) checkDeployed(gen, pairs int) {
 	b.t.Helper()
 	g, want := b.published(gen)
-	got := b.readBack(g)
+	got := b.readBack(g, nil)
 	if got == nil {
 		return
 	}
@@ -243,12 +243,16 @@ func runDaemon(t *testing.T, srv *sm.Server) (stop func()) {
 
 // rolloutEngines runs the daemon with each engine in turn on the same
 // output and OpenSM (a restart of nuesm each time): every generation
-// rolls out from what the previous engine left on the switches, and the
-// SA's path SLs and the SL2VL tables must be the new routing's.
-func rolloutEngines(t *testing.T, b *osmBed, vls int, engines ...string) {
+// rolls out from what the previous engine left on the switches (with
+// fresh, from switches emptied first: the initial plan), and the SA's
+// path SLs and the SL2VL tables must be the new routing's.
+// gen is the generation published before (0: none).
+func rolloutEngines(t *testing.T, b *osmBed, vls, gen int, fresh bool, engines ...string) {
 	b.discover()
-	gen := 0
-	for _, e := range engines {
+	for i, e := range engines {
+		if fresh && (i > 0 || gen > 0) {
+			b.empty()
+		}
 		var extra []sm.Option
 		if e == "sar-nue" {
 			g, _ := b.published(gen)
@@ -272,24 +276,48 @@ func rolloutEngines(t *testing.T, b *osmBed, vls int, engines ...string) {
 	}
 }
 
-// TestOpenSMRolloutTorus: a 4×4×4 torus with 8 VLs; Nue, DFSSSP (SLs per
-// source switch, served by QoS match rules with source groups) and
-// sar-nue (for a job) in turn, each rolled out step by step from the
-// tables the previous one left.
+// TestOpenSMRolloutTorus: a 4×4×4 torus with 4 VLs. Nue's tables roll
+// out; a switch-to-switch cable fails and the repaired tables roll out
+// step by step, each step read back equal and verified with every
+// destination live; then DFSSSP (SLs per source switch, served by QoS
+// match rules with source groups) and sar-nue (for a job), each on
+// switches emptied first, with the SA's path SLs and the SL2VL tables
+// checked after each.
 func TestOpenSMRolloutTorus(t *testing.T) {
 	tp, err := topo.Torus([]int{4, 4, 4}, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rolloutEngines(t, newOSMBed(t, tp), 8, "nue", "dfsssp", "sar-nue")
+	b := newOSMBed(t, tp)
+	b.discover()
+	srv := b.server(b.config("nue", 4))
+	stop := runDaemon(t, srv)
+	st := b.waitDeployed(srv, 0, "initial rollout")
+	before := b.steps()
+	name, port := interSwitchPort(t, tp)
+	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
+		t.Fatalf("Unlink: %v %s", err, out)
+	}
+	st = b.waitDeployed(srv, st.Published.Generation, "after the cable failure")
+	d := deployStatus(st)
+	t.Logf("cable failure: generation %d (%s) deployed: %+v", st.Published.Generation, st.Published.Engine, d.LastPlan)
+	if b.steps()-before < 1 {
+		t.Errorf("the failure's rollout wrote no step the test read back")
+	}
+	b.checkDeployed(st.Published.Generation, 32)
+	stop()
+	rolloutEngines(t, b, 4, st.Published.Generation, true, "dfsssp", "sar-nue")
 }
 
 // TestOpenSMRolloutLASH: LASH on a 6×6 torus needs 3 VLs with SLs per
-// source switch; OpenSM's SA must serve them.
+// source switch; OpenSM's SA must serve them. Nue's tables are rolled
+// out first, and LASH's replace them live: destinations no live round
+// moves are blacked out, and every state read back is checked with every
+// destination live.
 func TestOpenSMRolloutLASH(t *testing.T) {
 	tp, err := topo.Torus([]int{6, 6}, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rolloutEngines(t, newOSMBed(t, tp), 8, "lash")
+	rolloutEngines(t, newOSMBed(t, tp), 8, 0, false, "nue", "lash")
 }

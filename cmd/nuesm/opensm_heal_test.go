@@ -39,7 +39,7 @@ func measureHeal(t *testing.T, env []string, g *fabric.Graph, t0 time.Time, sls 
 	deadline := time.Now().Add(budget(t, 0.2))
 	last, lastLost := t0, int64(-1)
 	for {
-		r, err := deploy.ReadSwitches(context.Background(), env, work, budget(t, 0.05), g)
+		r, err := deploy.ReadSwitches(context.Background(), env, work, budget(t, 0.05), g, nil)
 		now := time.Now()
 		if err != nil {
 			t.Logf("read-back failed (counted as nothing healed): %v", err)
@@ -219,4 +219,62 @@ func TestFailoverBench(t *testing.T) {
 	if err := os.WriteFile(out, []byte(strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// topSwitch returns the ibsim name of the first top-level switch of a
+// fat tree (description "… L<top> …": no hosts, every port to a switch).
+func topSwitch(t *testing.T, tp *topo.Topology, top int) string {
+	t.Helper()
+	for i := range tp.Fabric.Nodes {
+		n := &tp.Fabric.Nodes[i]
+		if n.Kind == fabric.Switch && strings.Contains(n.Desc, fmt.Sprintf(" L%d ", top)) {
+			return fmt.Sprintf("S-%016x", n.GUID)
+		}
+	}
+	t.Fatalf("no switch of level %d", top)
+	return ""
+}
+
+// TestOpenSMSwitchFailure: a top switch of the k=4 fat tree fails (ibsim
+// Unlink of all its cables) under nuesm's deployer: discovery loses the
+// switch, the daemon reroutes, and every state read back until every
+// pair is delivered again must be free of loops and CDG cycles, as must
+// each write step's; the switch comes back (ReLink): the daemon settles
+// and the switches hold the published tables.
+func TestOpenSMSwitchFailure(t *testing.T) {
+	tp, err := topo.FatTree(4, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newOSMBed(t, tp)
+	b.discover()
+	srv := b.server(b.config("nue", 4))
+	runDaemon(t, srv)
+	st := b.waitDeployed(srv, 0, "initial")
+	sw := topSwitch(t, tp, 2)
+	t0 := time.Now()
+	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q", sw)); err != nil || strings.Contains(out, "#") {
+		t.Fatalf("Unlink %s: %v %s", sw, err, out)
+	}
+	g := afterFailure(t, b.sim)
+	if g.NumSwitches() != 47 {
+		t.Fatalf("after the switch failure ibnetdiscover sees %d switches, expected 47", g.NumSwitches())
+	}
+	res := measureHeal(t, b.toolEnv(), g, t0, b.stagedSLs(g))
+	if res.Unsafe > 0 {
+		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.States, res.Worst)
+	}
+	st = b.waitDeployed(srv, st.Published.Generation, "after the switch failure")
+	if got := st.Published.Switches; got != 47 {
+		t.Errorf("published generation %d routes %d switches, expected 47", st.Published.Generation, got)
+	}
+	b.checkDeployed(st.Published.Generation, 24)
+	t.Logf("switch failure healed after %.2f s, %.1f pair-seconds black-holed, %d states read back, none unsafe", res.Healed.Seconds(), res.PairSeconds, res.States)
+
+	seen := changes(srv)
+	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("ReLink %q", sw)); err != nil || strings.Contains(out, "#") {
+		t.Fatalf("ReLink %s: %v %s", sw, err, out)
+	}
+	st = b.waitSettled(srv, seen, "after the switch came back")
+	b.checkDeployed(st.Published.Generation, 24)
 }

@@ -18,6 +18,7 @@
 #                and nuesm's [opensm] deployer); 0 (default) = do not wait.
 #                The wait is bounded and never fails the job: on timeout it
 #                logs and the job starts on the tables the switches hold.
+#   NUESM_HOOK_LOG  a file the hook appends its messages to (besides syslog)
 #
 # The hook never fails the job: nuesm unreachable is logged and ignored
 # (nuesm's own polling catches up). Exit status is always 0.
@@ -31,7 +32,10 @@ case "$(basename "$0")" in
   *)        reason=hook ;;
 esac
 url="http://$addr/reroute?reason=$reason"
-log() { command -v logger >/dev/null && logger -t nuesm-hook "$*" || echo "nuesm-hook: $*" >&2; }
+log() {
+  [ -n "${NUESM_HOOK_LOG:-}" ] && echo "$(date '+%Y-%m-%dT%H:%M:%S.%N') nuesm-hook: $*" >>"$NUESM_HOOK_LOG"
+  command -v logger >/dev/null && logger -t nuesm-hook "$*" || echo "nuesm-hook: $*" >&2
+}
 
 if command -v curl >/dev/null; then
   hdr=()
