@@ -72,4 +72,3 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, jobs []routing.Job
 		"route_seconds", tr.Seconds(), "verify_seconds", tv.Seconds())
 	return &routing.Result{Routing: r, Report: rep, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Route: tr, Verify: tv}}}
 }
-
