@@ -116,7 +116,7 @@ func (r *DeltaReport) WriteText(w io.Writer, maxSwitches int) error {
 	if s.TotalEntries > 0 {
 		pct = 100 * float64(s.Entries) / float64(s.TotalEntries)
 	}
-	row("LFT entries", "%d changed of %d (%.2f%%) on %d switches, %d destination LIDs", s.Entries, s.TotalEntries, pct, s.Switches, s.Dests)
+	row("LFT entries", "%d changed of %d (%.2f%%: every switch's entries for LIDs 0..max) on %d switches, %d destination LIDs", s.Entries, s.TotalEntries, pct, s.Switches, s.Dests)
 	row("LFT blocks", "%d to write (64 entries each: a subnet manager writes whole blocks)", s.Blocks)
 	row("SLs", "%d path SLs changed for %d destinations", s.SLChanges, s.SLDests)
 	sl2vl := fmt.Sprintf("%d switches, %d entries", s.SL2VLSwitches, s.SL2VLEntries)

@@ -107,11 +107,19 @@ func routeChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 	return res, fmt.Errorf("routing: %w: %w", ErrChainFailed, errors.Join(errs...))
 }
 
+// phase tells opt.Phase, when set, that the chain moves on.
+func phase(opt Options, name string) {
+	if opt.Phase != nil {
+		opt.Phase(name)
+	}
+}
+
 // try runs one engine and verifies its tables. The routing is returned
 // whenever the engine produced one; the attempt's Err says whether it
 // failed verification.
 func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Routing, Attempt) {
 	a := Attempt{Engine: e.Name()}
+	phase(opt, "routing "+e.Name())
 	t0 := time.Now()
 	r, err := e.Route(ctx, g, opt)
 	a.Route = time.Since(t0)
@@ -122,6 +130,7 @@ func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Rout
 	if r.Engine == "" {
 		r.Engine = e.Name()
 	}
+	phase(opt, "verifying "+e.Name())
 	t0 = time.Now()
 	a.Report, err = Verify(g, r, e, opt)
 	a.Verify = time.Since(t0)

@@ -31,6 +31,9 @@ type Options struct {
 	// the total (destinations, layers…); it must be cheap and safe for
 	// concurrent calls.
 	Progress func(done, total int)
+	// Phase, when set, is called as a chain moves on, with "routing E"
+	// and "verifying E" for each engine E it tries.
+	Phase func(name string)
 	// Jobs are the running multi-switch jobs for scheduling-aware routing
 	// (SAR, seed 001 §3). A terminal belongs to at most one job (the first
 	// that lists it).

@@ -78,6 +78,12 @@ func (s *SLURMJobs) Jobs(ctx context.Context, g *fabric.Graph) ([]SelectedJob, e
 	if err != nil {
 		return nil, err
 	}
+	return s.Select(running, g)
+}
+
+// Select returns the jobs of running (an answer of the source) kept on
+// g: the mapping alone, without asking the source.
+func (s *SLURMJobs) Select(running []slurm.Job, g *fabric.Graph) ([]SelectedJob, error) {
 	sel, err := slurm.Filter(running, s.hostMap(g), s.Filter)
 	if err != nil {
 		return nil, err

@@ -6,10 +6,13 @@ import (
 	"maps"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -37,10 +40,20 @@ type Config struct {
 	Listen string `toml:"listen"`
 	// Token, when set, lets non-loopback clients POST /reroute with
 	// "Authorization: Bearer <token>". Loopback clients never need it.
-	Token string `toml:"token"`
-	// FabricPoll is how often the dump's size and modification time are
-	// checked (default 2s).
+	// TokenFile (or NUESM_TOKEN in the environment of nuesm serve) keeps
+	// it out of the configuration file and the process list.
+	Token     string `toml:"token"`
+	TokenFile string `toml:"token_file"`
+	// FabricPoll is how often the dump's size and modification time, and
+	// the published files, are checked (default 2s, at least 100ms).
 	FabricPoll Duration `toml:"fabric_poll"`
+	// MaxDumpBytes bounds the dump the daemon reads (default 256 MiB): a
+	// larger file, or one that is no regular file (a named pipe,
+	// /dev/zero), fails the reroute with an error that says so.
+	MaxDumpBytes int64 `toml:"max_dump_bytes"`
+	// RerouteTimeout bounds one reroute (default 10m): a reroute past it is
+	// cancelled, fails, and /healthz reports it while it lasts.
+	RerouteTimeout Duration `toml:"reroute_timeout"`
 	// Keep is how many published generations stay on disk (default 3).
 	Keep int `toml:"keep"`
 	// SLURM configures the job source for scheduling-aware routing.
@@ -89,10 +102,18 @@ type SLURMConfig struct {
 	// RestToken and RestUser authenticate to slurmrestd (JWT).
 	RestToken string `toml:"rest_token"`
 	RestUser  string `toml:"rest_user"`
-	// Poll is the polling interval (default 30s; 0 in the file = default,
-	// "off" disables polling: only POST /reroute from the hooks).
+	// RestAllowHTTPToken lets rest_token go over a plain http:// URL (a
+	// token on the wire in clear text; off by default: use https:// or
+	// unix://).
+	RestAllowHTTPToken bool `toml:"rest_allow_http_token"`
+	// MaxAnswerBytes bounds one answer of squeue or slurmrestd (0: the
+	// slurm package's defaults, 16 MiB for squeue, 256 MiB for slurmrestd).
+	MaxAnswerBytes int64 `toml:"max_answer_bytes"`
+	// Poll is the polling interval (default 30s, at least 1s; "off"
+	// disables polling: only the hooks' POST /reroute and the daemon's
+	// own reroutes ask SLURM).
 	Poll Duration `toml:"poll"`
-	// Timeout bounds one query (default 10s).
+	// Timeout bounds one query (default 10s; it cannot be "off").
 	Timeout Duration `toml:"timeout"`
 	// MinTimeLimit drops jobs with a shorter time limit (default 10m, as
 	// the SAR filter did).
@@ -123,6 +144,16 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // MarshalText formats the duration.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
+// Limits of the settings: polling faster than this only burns CPU.
+const (
+	MinFabricPoll     = 100 * time.Millisecond
+	MinSLURMPoll      = time.Second
+	MinRerouteTimeout = time.Second
+	// DefaultMaxDumpBytes fits any real fabric (about 100 bytes per port
+	// line: millions of ports).
+	DefaultMaxDumpBytes = ibnetdiscover.DefaultMaxBytes
+)
+
 // Defaults fills zero fields with defaults.
 func (c Config) Defaults() Config {
 	if c.Engines == "" {
@@ -136,6 +167,12 @@ func (c Config) Defaults() Config {
 	}
 	if c.FabricPoll.Duration == 0 {
 		c.FabricPoll.Duration = 2 * time.Second
+	}
+	if c.MaxDumpBytes == 0 {
+		c.MaxDumpBytes = DefaultMaxDumpBytes
+	}
+	if c.RerouteTimeout.Duration == 0 {
+		c.RerouteTimeout.Duration = 10 * time.Minute
 	}
 	if c.Keep == 0 {
 		c.Keep = 3
@@ -162,23 +199,118 @@ func (c Config) Defaults() Config {
 	return c
 }
 
-// Validate rejects configurations the daemon cannot run with.
+// rangeChecks check one setting each, by its TOML key, as given: a zero
+// value, which Defaults would replace, is an error here, so that a
+// setting written out ("max_vls = 0", "--vls 0") never silently means the
+// default.
+var rangeChecks = map[string]func(c Config) error{
+	"max_vls": func(c Config) error {
+		if c.MaxVLs < 1 || c.MaxVLs > lft.MaxVLs {
+			return fmt.Errorf("max_vls %d, expected 1..%d", c.MaxVLs, lft.MaxVLs)
+		}
+		return nil
+	},
+	"keep": func(c Config) error {
+		if c.Keep < 1 {
+			return fmt.Errorf("keep %d, expected 1 or more", c.Keep)
+		}
+		return nil
+	},
+	"fabric_poll":     durationCheck("fabric_poll", func(c Config) Duration { return c.FabricPoll }, MinFabricPoll, false),
+	"reroute_timeout": durationCheck("reroute_timeout", func(c Config) Duration { return c.RerouteTimeout }, MinRerouteTimeout, false),
+	"slurm.poll":      durationCheck("slurm.poll", func(c Config) Duration { return c.SLURM.Poll }, MinSLURMPoll, true),
+	"slurm.timeout":   durationCheck("slurm.timeout", func(c Config) Duration { return c.SLURM.Timeout }, time.Millisecond, false),
+	"max_dump_bytes": func(c Config) error {
+		if c.MaxDumpBytes < 1 {
+			return fmt.Errorf("max_dump_bytes %d, expected 1 or more", c.MaxDumpBytes)
+		}
+		return nil
+	},
+	"slurm.max_answer_bytes": func(c Config) error {
+		if c.SLURM.MaxAnswerBytes < 1 {
+			return fmt.Errorf("slurm.max_answer_bytes %d, expected 1 or more", c.SLURM.MaxAnswerBytes)
+		}
+		return nil
+	},
+	"listen": func(c Config) error {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			return fmt.Errorf("listen %q: %w", c.Listen, err)
+		}
+		return nil
+	},
+}
+
+// durationCheck checks a duration setting: at least min, "off" only when
+// off is allowed.
+func durationCheck(key string, get func(Config) Duration, min time.Duration, off bool) func(Config) error {
+	return func(c Config) error {
+		d := get(c).Duration
+		switch {
+		case d == -1 && off:
+			return nil
+		case d == -1:
+			return fmt.Errorf("%s \"off\": this setting cannot be turned off, expected a duration of %s or more", key, min)
+		case d < min:
+			return fmt.Errorf("%s %s, expected %s or more", key, d, min)
+		}
+		return nil
+	}
+}
+
+// Check checks the settings named by keys (TOML keys, as Override takes)
+// as they are, before defaults: each error names its key. Keys without a
+// range are not checked.
+func (c Config) Check(keys ...string) error {
+	var errs []error
+	for _, k := range keys {
+		if err := c.check(k); err != nil {
+			errs = append(errs, &SettingError{Key: k, Err: err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// check checks one setting (nil for a key without a range).
+func (c Config) check(key string) error {
+	if f, ok := rangeChecks[key]; ok {
+		return f(c)
+	}
+	return nil
+}
+
+// SettingError is a setting out of range; File and Line say where it was
+// set when it came from a configuration file.
+type SettingError struct {
+	Key  string
+	File string
+	Line int
+	Err  error
+}
+
+func (e *SettingError) Error() string {
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("config %s:%d: %v", e.File, e.Line, e.Err)
+	case e.File != "":
+		return fmt.Sprintf("config %s: %v", e.File, e.Err)
+	}
+	return e.Err.Error()
+}
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// Validate rejects configurations the daemon cannot run with (after
+// Defaults).
 func (c Config) Validate() error {
 	var errs []error
 	if c.Output == "" {
 		errs = append(errs, errors.New("output directory is required"))
 	}
-	if c.MaxVLs < 1 || c.MaxVLs > lft.MaxVLs {
-		errs = append(errs, fmt.Errorf("max_vls %d, expected 1..%d", c.MaxVLs, lft.MaxVLs))
+	if err := c.Check(slices.Sorted(maps.Keys(rangeChecks))...); err != nil {
+		errs = append(errs, err)
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		errs = append(errs, fmt.Errorf("listen %q: %w", c.Listen, err))
-	}
-	if c.Keep < 1 {
-		errs = append(errs, fmt.Errorf("keep %d, expected >= 1", c.Keep))
-	}
-	if c.FabricPoll.Duration < 0 {
-		errs = append(errs, errors.New("fabric_poll must be positive"))
+	if c.Token != "" && c.TokenFile != "" {
+		errs = append(errs, errors.New("token and token_file: give one"))
 	}
 	if c.SLURM.Enabled {
 		switch c.SLURM.Source {
@@ -194,41 +326,109 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// LoadConfig reads a TOML configuration file; unknown keys are errors.
+// LoadConfig reads a TOML configuration file; unknown keys and settings
+// out of range are errors naming the file and, where known, the line.
 func LoadConfig(path string) (Config, error) {
-	var c Config
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return c, err
+		return Config{}, fmt.Errorf("config: %w", err)
 	}
+	return ParseConfig(b, path)
+}
+
+// ParseConfig reads a configuration from TOML text; path names it in
+// errors (see LoadConfig).
+func ParseConfig(b []byte, path string) (Config, error) {
+	var c Config
 	md, err := toml.Decode(string(b), &c)
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return c, fmt.Errorf("config %s: unknown key %q", path, und[0].String())
+	for _, k := range md.Keys() {
+		ks := k.String()
+		if ks != strings.ToLower(ks) && k[0] != "params" {
+			// The decoder matches fields regardless of case; the file
+			// means what it says only in lower case.
+			return c, &SettingError{Key: ks, File: path, Line: keyLine(b, ks), Err: fmt.Errorf("key %q: keys are lower case (%s)", ks, strings.ToLower(ks))}
+		}
 	}
-	return c, nil
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0].String()
+		return c, &SettingError{Key: k, File: path, Line: keyLine(b, k), Err: fmt.Errorf("unknown key %q", k)}
+	}
+	var errs []error
+	if err := negativeSeed(b); err != nil {
+		errs = append(errs, &SettingError{Key: "seed", File: path, Line: keyLine(b, "seed"), Err: err})
+	}
+	for _, k := range slices.Sorted(maps.Keys(rangeChecks)) {
+		if !md.IsDefined(strings.Split(k, ".")...) {
+			continue
+		}
+		if err := c.check(k); err != nil {
+			errs = append(errs, &SettingError{Key: k, File: path, Line: keyLine(b, k), Err: err})
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// negativeSeed rejects a negative seed, which the TOML decoder would
+// wrap around into a large unsigned number.
+func negativeSeed(text []byte) error {
+	var raw struct {
+		Seed any `toml:"seed"`
+	}
+	if _, err := toml.Decode(string(text), &raw); err != nil {
+		return nil // the real decode reports it
+	}
+	if v, ok := raw.Seed.(int64); ok && v < 0 {
+		return fmt.Errorf("seed %d, expected 0 or more", v)
+	}
+	return nil
+}
+
+// keyLine returns the line of text where the dotted key ("slurm.poll")
+// is set, or 0: the TOML decoder reports lines for syntax errors only.
+func keyLine(text []byte, key string) int {
+	table, name := "", key
+	if i := strings.LastIndex(key, "."); i >= 0 {
+		table, name = key[:i], key[i+1:]
+	}
+	cur := ""
+	for i, line := range strings.Split(string(text), "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "[") {
+			cur = strings.TrimSpace(strings.Trim(l, "[]"))
+			continue
+		}
+		k, _, ok := strings.Cut(l, "=")
+		if ok && cur == table && strings.Trim(strings.TrimSpace(k), `"'`) == name {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // overrides copies one setting, named by its TOML key, from src to dst.
 var overrides = map[string]func(dst *Config, src Config){
-	"fabric":         func(d *Config, s Config) { d.Fabric = s.Fabric },
-	"output":         func(d *Config, s Config) { d.Output = s.Output },
-	"engines":        func(d *Config, s Config) { d.Engines = s.Engines },
-	"max_vls":        func(d *Config, s Config) { d.MaxVLs = s.MaxVLs },
-	"seed":           func(d *Config, s Config) { d.Seed = s.Seed },
-	"listen":         func(d *Config, s Config) { d.Listen = s.Listen },
-	"token":          func(d *Config, s Config) { d.Token = s.Token },
-	"fabric_poll":    func(d *Config, s Config) { d.FabricPoll = s.FabricPoll },
-	"keep":           func(d *Config, s Config) { d.Keep = s.Keep },
-	"slurm.enabled":  func(d *Config, s Config) { d.SLURM.Enabled = s.SLURM.Enabled },
-	"slurm.source":   func(d *Config, s Config) { d.SLURM.Source = s.SLURM.Source },
-	"slurm.squeue":   func(d *Config, s Config) { d.SLURM.Squeue = s.SLURM.Squeue },
-	"slurm.rest_url": func(d *Config, s Config) { d.SLURM.RestURL = s.SLURM.RestURL },
-	"slurm.poll":     func(d *Config, s Config) { d.SLURM.Poll = s.SLURM.Poll },
-	"slurm.timeout":  func(d *Config, s Config) { d.SLURM.Timeout = s.SLURM.Timeout },
-	"slurm.host_map": func(d *Config, s Config) { d.SLURM.HostMap = s.SLURM.HostMap },
+	"fabric":          func(d *Config, s Config) { d.Fabric = s.Fabric },
+	"output":          func(d *Config, s Config) { d.Output = s.Output },
+	"engines":         func(d *Config, s Config) { d.Engines = s.Engines },
+	"max_vls":         func(d *Config, s Config) { d.MaxVLs = s.MaxVLs },
+	"seed":            func(d *Config, s Config) { d.Seed = s.Seed },
+	"listen":          func(d *Config, s Config) { d.Listen = s.Listen },
+	"token":           func(d *Config, s Config) { d.Token = s.Token },
+	"token_file":      func(d *Config, s Config) { d.TokenFile = s.TokenFile },
+	"fabric_poll":     func(d *Config, s Config) { d.FabricPoll = s.FabricPoll },
+	"max_dump_bytes":  func(d *Config, s Config) { d.MaxDumpBytes = s.MaxDumpBytes },
+	"reroute_timeout": func(d *Config, s Config) { d.RerouteTimeout = s.RerouteTimeout },
+	"keep":            func(d *Config, s Config) { d.Keep = s.Keep },
+	"slurm.enabled":   func(d *Config, s Config) { d.SLURM.Enabled = s.SLURM.Enabled },
+	"slurm.source":    func(d *Config, s Config) { d.SLURM.Source = s.SLURM.Source },
+	"slurm.squeue":    func(d *Config, s Config) { d.SLURM.Squeue = s.SLURM.Squeue },
+	"slurm.rest_url":  func(d *Config, s Config) { d.SLURM.RestURL = s.SLURM.RestURL },
+	"slurm.poll":      func(d *Config, s Config) { d.SLURM.Poll = s.SLURM.Poll },
+	"slurm.timeout":   func(d *Config, s Config) { d.SLURM.Timeout = s.SLURM.Timeout },
+	"slurm.host_map":  func(d *Config, s Config) { d.SLURM.HostMap = s.SLURM.HostMap },
 }
 
 // Override returns c with the settings of o named in keys (TOML keys:

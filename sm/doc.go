@@ -16,6 +16,10 @@
 // daemon is killed half way. The published status survives restarts, and
 // a restart does not republish unchanged tables.
 //
-// One goroutine owns all mutable state; HTTP handlers and watchers talk to
-// it through channels and read an immutable status snapshot.
+// Every reroute runs in a goroutine of its own under reroute_timeout; the
+// Run loop starts them one at a time, watches the dump and the published
+// files between them and stops at once when asked. SLURM is asked by a
+// poller of its own (jobs.go); reroutes take its last answer and never
+// wait for it. HTTP handlers, the poller and the reroutes share an
+// immutable status snapshot, replaced under a mutex.
 package sm

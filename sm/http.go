@@ -1,14 +1,51 @@
 package sm
 
 import (
-	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strings"
+	"time"
 )
+
+// HTTPLimits bound what one HTTP client may hold: how long it may take
+// to send its request headers and body, how long an answer may take, how
+// long an idle keep-alive connection stays open, and how large headers and
+// request bodies may be.
+type HTTPLimits struct {
+	ReadHeader, Read, Write, Idle time.Duration
+	MaxHeaderBytes                int
+	MaxBody                       int64
+}
+
+// DefaultHTTPLimits suit scrapes, status queries and hooks on a
+// management network.
+var DefaultHTTPLimits = HTTPLimits{ReadHeader: 10 * time.Second, Read: 30 * time.Second, Write: time.Minute,
+	Idle: time.Minute, MaxHeaderBytes: 16 << 10, MaxBody: 4 << 10}
+
+func (l HTTPLimits) withDefaults() HTTPLimits {
+	d := DefaultHTTPLimits
+	pick := func(v *time.Duration, def time.Duration) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	pick(&l.ReadHeader, d.ReadHeader)
+	pick(&l.Read, d.Read)
+	pick(&l.Write, d.Write)
+	pick(&l.Idle, d.Idle)
+	if l.MaxHeaderBytes == 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	if l.MaxBody == 0 {
+		l.MaxBody = d.MaxBody
+	}
+	return l
+}
 
 func (s *Server) handler() http.Handler {
 	mux := http.NewServeMux()
@@ -20,11 +57,19 @@ func (s *Server) handler() http.Handler {
 	return mux
 }
 
-// healthz answers 200 while verified tables are published, else 503.
+// healthz answers 200 while verified tables are published and nothing is
+// wrong (Status.Problems), else 503 with the reasons, one a line.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	st := s.Status()
-	if st.Published == nil || !st.Published.Verified {
-		http.Error(w, "no verified tables published yet", http.StatusServiceUnavailable)
+	var why []string
+	if st.Published == nil {
+		why = append(why, "no tables published yet")
+	} else if !st.Published.Verified {
+		why = append(why, "published tables are not verified")
+	}
+	why = append(why, st.Problems...)
+	if len(why) > 0 {
+		http.Error(w, strings.Join(why, "\n"), http.StatusServiceUnavailable)
 		return
 	}
 	msg := "ok"
@@ -76,17 +121,33 @@ func hasJob(js []JobStatus, id string) bool {
 	return false
 }
 
-// rerouteHandler queues a reroute: from loopback, or with the token.
+// rerouteHandler queues a reroute for a loopback client or one with the
+// token, sent with Content-Type application/json: a browser sends that
+// cross-site only after a CORS preflight, which the daemon never grants,
+// so a web page cannot make a browser on the host trigger reroutes. The
+// body (ignored) is bounded.
 func (s *Server) rerouteHandler(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(r) {
 		http.Error(w, "POST /reroute needs a loopback client or Authorization: Bearer <token>", http.StatusForbidden)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		http.Error(w, "POST /reroute needs Content-Type: application/json", http.StatusUnsupportedMediaType)
+		return
+	}
+	if r.ContentLength > s.limits.MaxBody {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, s.limits.MaxBody)); err != nil {
+		http.Error(w, "request body too large or unreadable", http.StatusRequestEntityTooLarge)
 		return
 	}
 	reason := "http"
 	if q := r.URL.Query().Get("reason"); q != "" {
 		reason = "http-" + sanitize(q)
 	}
-	s.Trigger(reason)
+	s.request(reason)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusAccepted)
 	_ = json.NewEncoder(w).Encode(map[string]any{"queued": true, "reason": reason})
@@ -98,14 +159,15 @@ func (s *Server) authorized(r *http.Request) bool {
 			return true
 		}
 	}
-	if s.cfg.Token == "" {
+	if s.token == "" {
 		return false
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
 }
 
-// sanitize keeps a label value short and tame (it becomes a metric label).
+// sanitize keeps a reason short and tame (it shows in the status and the
+// logs; metrics label it by triggerLabel).
 func sanitize(s string) string {
 	var b strings.Builder
 	for _, c := range s {
@@ -117,26 +179,4 @@ func sanitize(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// pollJobs asks the job source for the running jobs and triggers a
-// reroute when the set changed.
-func (s *Server) pollJobs(ctx context.Context) {
-	g := s.lastGraph
-	if g == nil {
-		return // nothing routed yet: the first reroute asks the source itself
-	}
-	jctx, cancel := context.WithTimeout(ctx, s.cfg.SLURM.Timeout.Duration)
-	defer cancel()
-	jobs, _, err := s.jobs.Jobs(jctx, g)
-	if err != nil {
-		s.metrics.slurmErrors.Inc()
-		s.setStatus(func(st *Status) { st.SLURM = "error: " + err.Error() })
-		s.log.Warn("SLURM poll failed", "err", err)
-		return
-	}
-	s.setStatus(func(st *Status) { st.SLURM = "ok" })
-	if jobFingerprint(jobs) != s.lastJobs {
-		s.Trigger("slurm-jobs-changed")
-	}
 }

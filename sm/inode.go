@@ -13,3 +13,13 @@ func inode(fi os.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// freeBytes returns the bytes an unprivileged writer may still use on
+// the file system of dir.
+func freeBytes(dir string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}

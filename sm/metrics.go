@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -83,7 +84,7 @@ func NewMetrics() *Metrics {
 	m.triggerCount = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_reroute_triggers_total",
 		Help: "Reroute triggers by source."}, []string{"source"})
 	f(m.triggerCount)
-	for _, src := range []string{"start", "fabric-changed", "sighup", "http", "slurm-jobs-changed"} {
+	for _, src := range triggerLabels {
 		m.triggerCount.WithLabelValues(src)
 	}
 	m.engine = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "nuesm_routing_engine_info",
@@ -120,6 +121,29 @@ func (m *Metrics) setEngine(chain, engine string) {
 	first, _, _ = strings.Cut(first, ":")
 	base, _ := strings.CutSuffix(engine, repairSuffix) // a repair is no fallback
 	m.engine.WithLabelValues(engine, chain, strconv.FormatBool(first != base)).Set(1)
+}
+
+// triggerLabels are the values of the trigger metric's "source" label:
+// the daemon's own triggers, the SLURM hooks' reasons (contrib/slurm),
+// and "http-other" and "other" for every other reason, so that clients
+// cannot grow the number of series.
+var triggerLabels = []string{"start", "fabric-changed", "fabric-discovered", "sighup", "output-repair", "slurm-jobs-changed",
+	"http", "http-prolog", "http-epilog", "http-hook", "http-other", "other"}
+
+// triggerLabel returns the label value of a trigger reason.
+func triggerLabel(reason string) string {
+	switch {
+	case slices.Contains(triggerLabels, reason):
+		return reason
+	case strings.HasPrefix(reason, "http-"):
+		return "http-other"
+	}
+	return "other"
+}
+
+// countTrigger counts a reroute trigger by its label.
+func (m *Metrics) countTrigger(reason string) {
+	m.triggerCount.WithLabelValues(triggerLabel(reason)).Inc()
 }
 
 // Handler serves the metrics.

@@ -33,10 +33,28 @@ type PlanSummary struct {
 	Note         string `json:"note,omitempty"`
 }
 
-// JobSource gives the running multi-switch jobs, mapped onto a fabric's
-// terminals.
+// JobSource gives the running jobs. Asking (Fetch: squeue, slurmrestd)
+// may be slow or hang and runs off the reroute path, bounded by ctx;
+// mapping an answer onto a fabric (JobSet.Map) is local and quick, so a
+// reroute maps the last answer onto the fabric it routes.
 type JobSource interface {
-	Jobs(ctx context.Context, g *fabric.Graph) ([]routing.Job, []JobStatus, error)
+	Fetch(ctx context.Context) (JobSet, error)
+}
+
+// JobSet is one answer of a JobSource.
+type JobSet interface {
+	// Map returns the jobs routing considers (multi-switch ones) on g's
+	// terminals, with their statuses in the same order.
+	Map(g *fabric.Graph) ([]routing.Job, []JobStatus, error)
+}
+
+// QueryJobs asks src and maps the answer onto g.
+func QueryJobs(ctx context.Context, src JobSource, g *fabric.Graph) ([]routing.Job, []JobStatus, error) {
+	set, err := src.Fetch(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return set.Map(g)
 }
 
 // Deployer rolls published generations out to the switches (package

@@ -1,7 +1,10 @@
 package sm
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nuesm/nuesm/lft"
@@ -34,6 +38,10 @@ type PublishedStatus struct {
 	DarkFiber    float64           `json:"dark_fiber_percent"`
 	Plan         *PlanSummary      `json:"plan,omitempty"`
 	Files        map[string]string `json:"files"`
+	// SHA256 holds the SHA-256 of every file of the generation but
+	// status.json, as written: the daemon checks the published files
+	// against it and reports changes in /healthz.
+	SHA256 map[string]string `json:"sha256,omitempty"`
 }
 
 // JobStatus describes one job the routing was computed for.
@@ -45,20 +53,36 @@ type JobStatus struct {
 }
 
 // Names in the output directory: the symlink to the current generation,
-// the generations' prefix, and the daemon's files beside the table set
+// the generations' prefix, the name a real directory in place of
+// "current" is moved to, and the daemon's files beside the table set
 // (lft.TableSet) in each generation.
 const (
-	currentLink  = "current"
-	previousLink = "previous"
-	genPrefix    = "gen-"
-	statusFile   = "status.json"
-	planFile     = "plan.json"
+	currentLink   = "current"
+	previousLink  = "previous"
+	genPrefix     = "gen-"
+	displacedName = "current.displaced-"
+	statusFile    = "status.json"
+	planFile      = "plan.json"
 )
 
-// publisher owns the output directory.
+// publisher owns the output directory: gen-NNNNNN directories, one per
+// published generation, and the symlink "current" to the newest. Old
+// generations go once more than keep are on disk, the oldest first, but
+// never the current one nor, while the disk has room, the one before it
+// (the previous: "nuesm diff DIR/gen-<previous> DIR/current" shows the
+// last change). When the disk lacks room for one more generation, every
+// generation but the current one goes before the write: new tables for
+// a changed fabric matter more than the previous ones.
 type publisher struct {
-	dir  string
-	keep int
+	dir     string
+	keep    int
+	lastGen int // the highest generation published or seen: numbers never repeat
+	// free returns the bytes available in dir (nil: syscall.Statfs).
+	free func(dir string) (uint64, error)
+	// checked remembers the files of the current generation whose
+	// checksums matched, by stamp, so that unchanged files are not read
+	// again.
+	checked map[string]fileStamp
 }
 
 // cleanup removes what a crashed publish may have left behind.
@@ -98,6 +122,9 @@ func (p *publisher) generations() ([]int, error) {
 	return gens, nil
 }
 
+// genName is the directory name of generation gen.
+func genName(gen int) string { return fmt.Sprintf("%s%06d", genPrefix, gen) }
+
 // current returns the published status, or nil when nothing is published.
 func (p *publisher) current() (*PublishedStatus, error) {
 	b, err := os.ReadFile(filepath.Join(p.dir, currentLink, statusFile))
@@ -111,6 +138,7 @@ func (p *publisher) current() (*PublishedStatus, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("published status: %w", err)
 	}
+	p.lastGen = max(p.lastGen, st.Generation)
 	return &st, nil
 }
 
@@ -124,41 +152,145 @@ func (p *publisher) currentPath(name string) string {
 	return filepath.Join(p.dir, currentLink, name)
 }
 
+// currentGen returns the generation "current" points to (0: none).
+func (p *publisher) currentGen() int {
+	target, err := os.Readlink(filepath.Join(p.dir, currentLink))
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(target), genPrefix))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // publish writes a new generation and makes it current with one rename
-// of the "current" symlink. st.Generation and st.Files are filled in.
+// of the "current" symlink; st.Generation, st.Files and st.SHA256 are
+// filled in. A deleted output directory is made again; a real directory
+// in place of "current" is moved aside (displacedName + time) first.
+// When the disk is short, old generations go before the write; a write
+// that still runs out of room prunes to the current generation and tries
+// once more.
 func (p *publisher) publish(st *PublishedStatus, files []lft.File) error {
+	if err := p.prepare(); err != nil {
+		return err
+	}
+	err := p.publishOnce(st, files)
+	if errors.Is(err, syscall.ENOSPC) {
+		if perr := p.prune(0, false); perr != nil {
+			return errors.Join(err, perr)
+		}
+		err = p.publishOnce(st, files)
+	}
+	if err != nil {
+		return err
+	}
+	p.checked = nil
+	return p.prune(p.keep, true)
+}
+
+// prepare makes the output directory ready for a publish: there, with
+// "current" a symlink or absent, and room for one more generation.
+func (p *publisher) prepare() error {
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return err
+	}
+	cur := filepath.Join(p.dir, currentLink)
+	if fi, err := os.Lstat(cur); err == nil && fi.Mode()&os.ModeSymlink == 0 {
+		aside := filepath.Join(p.dir, displacedName+time.Now().UTC().Format("20060102T150405.000000000"))
+		if err := os.Rename(cur, aside); err != nil {
+			return fmt.Errorf("%s is no symlink and cannot be moved aside: %w", cur, err)
+		}
+	}
+	if err := p.prune(p.keep-1, true); err != nil {
+		return err
+	}
+	if need, free, short := p.short(); short {
+		if err := p.prune(0, false); err != nil {
+			return fmt.Errorf("%s: %d bytes free, a generation takes about %d: %w", p.dir, free, need, err)
+		}
+	}
+	return nil
+}
+
+// short reports whether the disk lacks room for another generation of
+// the current one's size (with a quarter to spare).
+func (p *publisher) short() (need, free uint64, short bool) {
+	ents, err := os.ReadDir(filepath.Join(p.dir, currentLink))
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil {
+			need += uint64(fi.Size())
+		}
+	}
+	freeOf := p.free
+	if freeOf == nil {
+		freeOf = freeBytes
+	}
+	free, err = freeOf(p.dir)
+	if err != nil {
+		return need, 0, false
+	}
+	return need, free, free < need+need/4
+}
+
+// publishOnce writes generation lastGen+1 and swaps "current" to it; on
+// failure nothing of it stays behind.
+func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
 	gens, err := p.generations()
 	if err != nil {
 		return err
 	}
-	gen := 1
+	gen := p.lastGen + 1
 	if len(gens) > 0 {
-		gen = gens[len(gens)-1] + 1
+		gen = max(gen, gens[len(gens)-1]+1)
 	}
-	name := fmt.Sprintf("%s%06d", genPrefix, gen)
+	name := genName(gen)
 	tmp := filepath.Join(p.dir, fmt.Sprintf(".%s.tmp-%d", name, os.Getpid()))
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp) // no-op after the rename
 	st.Generation = gen
-	st.Files = map[string]string{}
-	for _, f := range files {
-		st.Files[f.Name] = f.Name
-	}
-	files = append(files, lft.File{Name: statusFile, Write: func(w io.Writer) error { return lft.WriteJSON(w, st) }})
-	for _, f := range files {
-		if err := writeSynced(filepath.Join(tmp, f.Name), f.Write); err != nil {
-			return fmt.Errorf("publish %s: %w", f.Name, err)
-		}
-	}
-	if err := syncDir(tmp); err != nil {
+	if err := writeGeneration(tmp, st, files); err != nil {
 		return err
 	}
 	final := filepath.Join(p.dir, name)
 	if err := os.Rename(tmp, final); err != nil {
 		return err
 	}
+	if err := p.swapCurrent(name); err != nil {
+		return errors.Join(err, os.RemoveAll(final))
+	}
+	p.lastGen = gen
+	return nil
+}
+
+// writeGeneration writes the files and status.json (with the files'
+// checksums) into dir, each synced, then dir itself.
+func writeGeneration(dir string, st *PublishedStatus, files []lft.File) error {
+	st.Files = map[string]string{}
+	st.SHA256 = map[string]string{}
+	for _, f := range files {
+		sum, err := writeSynced(filepath.Join(dir, f.Name), f.Write)
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", f.Name, err)
+		}
+		st.Files[f.Name] = f.Name
+		st.SHA256[f.Name] = sum
+	}
+	write := func(w io.Writer) error { return lft.WriteJSON(w, st) }
+	if _, err := writeSynced(filepath.Join(dir, statusFile), write); err != nil {
+		return fmt.Errorf("publish %s: %w", statusFile, err)
+	}
+	return syncDir(dir)
+}
+
+// swapCurrent points "current" at the generation directory name.
+func (p *publisher) swapCurrent(name string) error {
 	if err := syncDir(p.dir); err != nil {
 		return err
 	}
@@ -174,10 +306,7 @@ func (p *publisher) publish(st *PublishedStatus, files []lft.File) error {
 			return err
 		}
 	}
-	if err := syncDir(p.dir); err != nil {
-		return err
-	}
-	return p.prune(gen)
+	return syncDir(p.dir)
 }
 
 // swapLink points the symlink name at target with one rename.
@@ -187,42 +316,60 @@ func (p *publisher) swapLink(name, target string) error {
 	if err := os.Symlink(target, link); err != nil {
 		return err
 	}
-	return os.Rename(link, filepath.Join(p.dir, name))
-}
-
-// prune removes generations older than the newest keep, never the
-// current or the previous one.
-func (p *publisher) prune(current int) error {
-	gens, err := p.generations()
-	if err != nil {
+	if err := os.Rename(link, filepath.Join(p.dir, name)); err != nil {
+		_ = os.Remove(link)
 		return err
-	}
-	prev, _ := os.Readlink(filepath.Join(p.dir, previousLink))
-	for i := 0; i < len(gens)-p.keep; i++ {
-		if gens[i] == current || fmt.Sprintf("%s%06d", genPrefix, gens[i]) == prev {
-			continue
-		}
-		if err := os.RemoveAll(filepath.Join(p.dir, fmt.Sprintf("%s%06d", genPrefix, gens[i]))); err != nil {
-			return err
-		}
 	}
 	return nil
 }
 
-func writeSynced(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+// prune removes the oldest generations until at most limit are on disk,
+// never the current one, nor the one before it (the previous) when
+// keepPrevious.
+func (p *publisher) prune(limit int, keepPrevious bool) error {
+	gens, err := p.generations()
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
+	cur := p.currentGen()
+	prev := 0
+	for _, g := range gens {
+		if g < cur {
+			prev = g
+		}
+	}
+	left := len(gens)
+	for _, g := range gens {
+		if left <= limit {
+			break
+		}
+		if g == cur || (keepPrevious && g == prev) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(p.dir, genName(g))); err != nil {
+			return err
+		}
+		left--
+	}
+	return nil
+}
+
+// writeSynced writes a new file, syncs it and returns its SHA-256.
+func writeSynced(path string, write func(io.Writer) error) (string, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	if err := write(io.MultiWriter(f, h)); err != nil {
 		f.Close()
-		return err
+		return "", err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return err
+		return "", err
 	}
-	return f.Close()
+	return hex.EncodeToString(h.Sum(nil)), f.Close()
 }
 
 func syncDir(dir string) error {

@@ -5,9 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"time"
@@ -33,6 +33,9 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 	s.setStatus(func(st *Status) { st.State = "rerouting"; st.LastTrigger = reason })
 	s.log.Info("reroute", "trigger", reason)
 	res, pub, jobs, err := s.rerouteOnce(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("reroute deadline of %s exceeded: %w", s.cfg.RerouteTimeout.Duration, err)
+	}
 	dur := time.Since(t0)
 	s.metrics.duration.Observe(dur.Seconds())
 	s.metrics.reroutes.WithLabelValues(res).Inc()
@@ -57,7 +60,11 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 		}
 	})
 	if err != nil {
-		s.log.Error("reroute failed; last good tables stay published", "trigger", reason, "err", err, "seconds", dur.Seconds())
+		msg := "reroute failed; the last good tables stay published"
+		if s.Status().Published == nil {
+			msg = "reroute failed; no tables are published"
+		}
+		s.log.Error(msg, "trigger", reason, "err", err, "seconds", dur.Seconds())
 		return
 	}
 	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds())
@@ -74,12 +81,16 @@ func (s *Server) phase(name string, f func() error) error {
 	return nil
 }
 
-// readFabric returns the dump's bytes and name.
+// readFabric returns the dump's bytes and name, read within
+// max_dump_bytes: a larger dump, a named pipe or a device fail at once.
 func (s *Server) readFabric() ([]byte, string, error) {
 	if s.cfg.Fabric == "" {
 		return []byte(s.defaultText), s.defaultName, nil
 	}
-	b, err := os.ReadFile(s.cfg.Fabric)
+	b, err := ibnetdiscover.ReadFileLimited(s.cfg.Fabric, s.cfg.MaxDumpBytes)
+	if errors.Is(err, ibnetdiscover.ErrTooLarge) {
+		err = fmt.Errorf("%w (max_dump_bytes)", err)
+	}
 	return b, s.cfg.Fabric, err
 }
 
@@ -89,8 +100,11 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 		return resultFailed, nil, nil, err
 	}
 	g := l.Graph
-	jobs, jobStatus := s.currentJobs(ctx, g, hash)
+	jobs, jobStatus := s.currentJobs(g)
 	res, err := s.routeAndVerify(ctx, g, jobs)
+	if err == nil {
+		err = ctx.Err() // past the deadline: publish nothing
+	}
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
@@ -123,50 +137,11 @@ func (s *Server) load() (*ibnetdiscover.Loaded, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	s.lastGraph = l.Graph
+	s.lastGraph.Store(l.Graph)
 	sum := sha256.Sum256(l.Text)
 	s.metrics.switches.Set(float64(l.Graph.NumSwitches()))
 	s.metrics.terminals.Set(float64(len(l.Graph.Terms)))
 	return l, hex.EncodeToString(sum[:]), nil
-}
-
-// currentJobs asks the job source (phase "jobs"; none without a source).
-// An outage says nothing about the jobs: on the same fabric (hash) it
-// keeps the last jobs SLURM gave, so the published SAR tables stay; on a
-// changed fabric their terminals may mean other hosts, so it routes
-// without jobs rather than not at all: the tables must follow the fabric.
-func (s *Server) currentJobs(ctx context.Context, g *fabric.Graph, hash string) ([]routing.Job, []JobStatus) {
-	var jobs []routing.Job
-	var jobStatus []JobStatus
-	if s.jobs != nil {
-		_ = s.phase("jobs", func() error {
-			jctx, cancel := context.WithTimeout(ctx, s.cfg.SLURM.Timeout.Duration)
-			defer cancel()
-			j, js, err := s.jobs.Jobs(jctx, g)
-			if err != nil {
-				s.metrics.slurmErrors.Inc()
-				s.setStatus(func(st *Status) { st.SLURM = "error: " + err.Error() })
-				if s.goodJobsHash == hash {
-					jobs, jobStatus = s.goodJobs, s.goodJobStatus
-					s.log.Warn("SLURM unavailable; keeping the last known jobs", "jobs", len(jobs), "err", err)
-				} else {
-					jobStatus = []JobStatus{} // routed without jobs: status says so
-					s.log.Warn("SLURM unavailable; routing without job information", "err", err)
-				}
-				return err
-			}
-			jobs, jobStatus = j, js
-			if jobStatus == nil {
-				jobStatus = []JobStatus{}
-			}
-			s.goodJobs, s.goodJobStatus, s.goodJobsHash = jobs, jobStatus, hash
-			s.setStatus(func(st *Status) { st.SLURM = "ok" })
-			return nil
-		})
-	}
-	s.lastJobs = jobFingerprint(jobs)
-	s.metrics.jobs.Set(float64(len(jobs)))
-	return jobs, jobStatus
 }
 
 // newPublishedStatus measures the routing for status.json.
@@ -206,7 +181,7 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		old = s.readPublished(set.Graph)
 		return nil
 	})
-	if old != nil && lft.Equal(old, set.Routing) {
+	if old != nil && lft.Equal(old, set.Routing) && s.publishedIntact() {
 		s.updateRoutingMetrics(st)
 		return resultUnchanged, nil
 	}
@@ -258,6 +233,14 @@ func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []rou
 		return nil, fmt.Errorf("engine chain %q: %w", s.cfg.Engines, err)
 	}
 	return res, nil
+}
+
+// publishedIntact reports whether the published set is as it was
+// published; a damaged one is published afresh even when its tables are
+// equal.
+func (s *Server) publishedIntact() bool {
+	p := s.Status().Published
+	return p != nil && s.pub.check(p.Generation) == nil
 }
 
 // readPublished reads the current generation's tables for g, or nil when

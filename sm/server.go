@@ -6,34 +6,43 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/routing"
 )
 
 // Status is GET /status: the published generation and the daemon's state.
 type Status struct {
-	Published     *PublishedStatus `json:"published"`
-	State         string           `json:"state"` // idle, rerouting
-	LastReroute   time.Time        `json:"last_reroute"`
-	LastResult    string           `json:"last_result"` // published, unchanged, failed
-	LastError     string           `json:"last_error,omitempty"`
-	LastTrigger   string           `json:"last_trigger"`
-	Reroutes      int64            `json:"reroutes"`
-	Failures      int64            `json:"failures"`
-	Engine        string           `json:"engine_chain"`
-	MaxVLs        int              `json:"max_vls"`
-	Fabric        string           `json:"fabric"`
-	Jobs          []JobStatus      `json:"jobs"`
-	SLURM         string           `json:"slurm"` // disabled, ok, error: …
-	StartedAt     time.Time        `json:"started_at"`
-	OutputCurrent string           `json:"output_current"`
+	Published   *PublishedStatus `json:"published"`
+	State       string           `json:"state"` // idle, rerouting
+	LastReroute time.Time        `json:"last_reroute"`
+	LastResult  string           `json:"last_result"` // published, unchanged, failed
+	LastError   string           `json:"last_error,omitempty"`
+	LastTrigger string           `json:"last_trigger"`
+	Reroutes    int64            `json:"reroutes"`
+	Failures    int64            `json:"failures"`
+	// Problems are why /healthz fails besides "nothing published": a
+	// reroute past its deadline, a missing dump or output directory,
+	// published files changed after publishing.
+	Problems      []string    `json:"problems,omitempty"`
+	Engine        string      `json:"engine_chain"`
+	MaxVLs        int         `json:"max_vls"`
+	Fabric        string      `json:"fabric"`
+	Jobs          []JobStatus `json:"jobs"`
+	SLURM         string      `json:"slurm"` // disabled, ok, error: …
+	SLURMAnswered time.Time   `json:"slurm_answered,omitzero"`
+	StartedAt     time.Time   `json:"started_at"`
+	OutputCurrent string      `json:"output_current"`
 	// Deploy is the deployer's state (rollout to the switches), when one
 	// is configured.
 	Deploy any `json:"deploy,omitempty"`
@@ -59,6 +68,10 @@ func WithJobSource(j JobSource) Option { return func(s *Server) { s.jobs = j } }
 // out to the switches (default: none; tables stay files).
 func WithDeployer(d Deployer) Option { return func(s *Server) { s.deployer = d } }
 
+// WithHTTPLimits sets the HTTP server's timeouts and size limits (zero
+// fields: DefaultHTTPLimits).
+func WithHTTPLimits(l HTTPLimits) Option { return func(s *Server) { s.limits = l } }
+
 // WithDefaultFabric supplies the dump to route when Config.Fabric is
 // empty (the embedded default fabric).
 func WithDefaultFabric(name, text string) Option {
@@ -73,30 +86,34 @@ type Server struct {
 	planner     Planner
 	jobs        JobSource
 	deployer    Deployer
+	poller      *jobPoller // asks jobs, off the reroute path (nil without jobs)
 	pub         *publisher
 	engines     []routing.Engine // the configured chain
+	token       string           // Config.Token or the contents of Config.TokenFile
+	limits      HTTPLimits
 	defaultName string
 	defaultText string
 
-	trig    chan string // reroute requests (reason); buffered 1: coalesce
-	status  atomic.Pointer[Status]
-	started time.Time
+	trig     chan string // reroute requests (reason); buffered 1: coalesce
+	statusMu sync.Mutex  // serialises status updates
+	status   atomic.Pointer[Status]
+	problems map[string]string // by source; guarded by statusMu
+	started  time.Time
+
+	// The fabric of the last reroute and the fingerprint of the jobs it
+	// routed for: the job poller compares new answers with them.
+	lastGraph atomic.Pointer[fabric.Graph]
+	lastJobs  atomic.Pointer[string]
 
 	// owned by the Run goroutine
-	lastJobs string // job-set fingerprint of the last reroute
-	// The last jobs SLURM answered with, and the hash of the fabric text
-	// they were mapped on: kept through SLURM outages.
-	goodJobs      []routing.Job
-	goodJobStatus []JobStatus
-	goodJobsHash  string
-	lastGraph     *fabric.Graph // fabric of the last reroute (for job polls)
-	fabricSeen    fileStamp
-	mu            sync.Mutex // guards httpAddr
-	httpAddr      string
+	fabricSeen fileStamp
+
+	mu       sync.Mutex // guards httpAddr
+	httpAddr string
 }
 
-// New validates the configuration, cleans up after a crashed publish and
-// loads the published status.
+// New validates the configuration and the engine chain, cleans up after
+// a crashed publish and loads the published status.
 func New(cfg Config, opts ...Option) (*Server, error) {
 	cfg = cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -106,15 +123,20 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sm: %w", err)
 	}
-	s := &Server{cfg: cfg, engines: engines, log: slog.New(slog.NewTextHandler(io.Discard, nil)), trig: make(chan string, 1), started: time.Now()}
+	s := &Server{cfg: cfg, engines: engines, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		trig: make(chan string, 1), started: time.Now(), problems: map[string]string{}}
 	for _, o := range opts {
 		o(s)
 	}
 	if s.metrics == nil {
 		s.metrics = NewMetrics()
 	}
+	s.limits = s.limits.withDefaults()
 	if cfg.Fabric == "" && s.defaultText == "" {
 		return nil, errors.New("sm: no fabric: set fabric in the configuration")
+	}
+	if s.token, err = readToken(cfg); err != nil {
+		return nil, err
 	}
 	s.pub = &publisher{dir: cfg.Output, keep: cfg.Keep}
 	if err := s.pub.cleanup(); err != nil {
@@ -129,6 +151,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	slurm := "disabled"
 	if s.jobs != nil {
 		slurm = "not queried yet"
+		s.poller = newJobPoller(s.jobs, cfg.SLURM, s.jobsAnswered)
 	}
 	st := &Status{Published: cur, State: "idle", Engine: cfg.Engines, MaxVLs: cfg.MaxVLs, Fabric: s.fabricName(),
 		SLURM: slurm, StartedAt: s.started, OutputCurrent: s.pub.currentPath("")}
@@ -137,6 +160,23 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		s.metrics.generation.Set(float64(cur.Generation))
 	}
 	return s, nil
+}
+
+// readToken returns the token for POST /reroute: Config.Token, or the
+// first line of Config.TokenFile.
+func readToken(cfg Config) (string, error) {
+	if cfg.TokenFile == "" {
+		return cfg.Token, nil
+	}
+	b, err := os.ReadFile(cfg.TokenFile)
+	if err != nil {
+		return "", fmt.Errorf("sm: token_file: %w", err)
+	}
+	tok, _, _ := strings.Cut(string(b), "\n")
+	if tok = strings.TrimSpace(tok); tok == "" {
+		return "", fmt.Errorf("sm: token_file %s is empty", cfg.TokenFile)
+	}
+	return tok, nil
 }
 
 func (s *Server) fabricName() string {
@@ -155,9 +195,31 @@ func (s *Server) Status() Status {
 	return st
 }
 
-// Trigger asks for a reroute; requests during a reroute coalesce into one.
+// Trigger asks for a reroute now; requests during a reroute coalesce
+// into one. With a job source the jobs are asked again too: a change
+// triggers one more reroute.
 func (s *Server) Trigger(reason string) {
-	s.metrics.triggerCount.WithLabelValues(reason).Inc()
+	s.metrics.countTrigger(reason)
+	s.queue(reason)
+	if s.poller != nil {
+		s.poller.poke("")
+	}
+}
+
+// request is a reroute asked for over HTTP: with a job source, the
+// reroute waits for SLURM's answer (at most slurm.timeout), so that it
+// routes for the jobs the hooks announce; never for the fabric's sake.
+func (s *Server) request(reason string) {
+	if s.poller == nil {
+		s.Trigger(reason)
+		return
+	}
+	s.metrics.countTrigger(reason)
+	s.poller.poke(reason)
+}
+
+// queue queues a reroute without counting it.
+func (s *Server) queue(reason string) {
 	select {
 	case s.trig <- reason:
 	default: // one is pending already
@@ -171,8 +233,9 @@ func (s *Server) Addr() string {
 	return s.httpAddr
 }
 
-// Run serves HTTP, watches the fabric and the job source, and reroutes
-// until ctx ends. It reroutes once at start.
+// Run serves HTTP, watches the fabric, the published files and the job
+// source, and reroutes until ctx ends. It reroutes once at start (with a
+// job source, once SLURM answered or its query timed out).
 func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
@@ -181,7 +244,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.httpAddr = ln.Addr().String()
 	s.mu.Unlock()
-	srv := &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := s.httpServer()
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
 	defer func() {
@@ -190,15 +253,6 @@ func (s *Server) Run(ctx context.Context) error {
 		_ = srv.Shutdown(sctx)
 	}()
 	s.log.Info("serving", "http", s.httpAddr, "fabric", s.fabricName(), "output", s.cfg.Output)
-
-	fabricTick := time.NewTicker(s.cfg.FabricPoll.Duration)
-	defer fabricTick.Stop()
-	var slurmTick <-chan time.Time
-	if s.jobs != nil && s.cfg.SLURM.Poll.Duration > 0 {
-		t := time.NewTicker(s.cfg.SLURM.Poll.Duration)
-		defer t.Stop()
-		slurmTick = t.C
-	}
 	s.fabricSeen, _ = stampOf(s.cfg.Fabric)
 	if s.deployer != nil {
 		if cur := s.status.Load().Published; cur != nil {
@@ -210,27 +264,150 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	s.Trigger("start")
+	if s.poller != nil {
+		go s.poller.run(ctx)
+		s.metrics.countTrigger("start")
+		s.poller.poke("start")
+	} else {
+		s.Trigger("start")
+	}
+	return s.loop(ctx, httpErr)
+}
+
+// inflight is a reroute running in its own goroutine.
+type inflight struct {
+	done     chan struct{}
+	deadline *time.Timer
+	reason   string
+	started  time.Time
+}
+
+// loop runs reroutes one at a time, each in a goroutine of its own under
+// its deadline, and watches between them. A reroute never blocks the
+// loop: shutdown, health checks and fabric watching go on.
+func (s *Server) loop(ctx context.Context, httpErr <-chan error) error {
+	tick := time.NewTicker(s.cfg.FabricPoll.Duration)
+	defer tick.Stop()
+	var run *inflight
 	for {
+		var trig <-chan string
+		var done <-chan struct{}
+		var overdue <-chan time.Time
+		if run == nil {
+			trig = s.trig
+		} else {
+			done, overdue = run.done, run.deadline.C
+		}
 		select {
 		case <-ctx.Done():
+			s.awaitShutdown(run)
 			return nil
 		case err := <-httpErr:
 			return fmt.Errorf("sm: http: %w", err)
-		case reason := <-s.trig:
-			s.reroute(ctx, reason)
-		case <-fabricTick.C:
-			if s.cfg.Fabric == "" {
-				continue
-			}
-			if st, err := stampOf(s.cfg.Fabric); err == nil && st != s.fabricSeen {
-				s.fabricSeen = st
-				s.Trigger("fabric-changed")
-			}
-		case <-slurmTick:
-			s.pollJobs(ctx)
+		case reason := <-trig:
+			run = s.startReroute(ctx, reason)
+		case <-done:
+			run.deadline.Stop()
+			run = nil
+			s.setProblem("reroute", "")
+		case <-overdue:
+			msg := fmt.Sprintf("reroute (trigger %s) running past its deadline of %s since %s", run.reason,
+				s.cfg.RerouteTimeout.Duration, run.started.Format(time.RFC3339))
+			s.log.Error(msg)
+			s.setProblem("reroute", msg)
+		case <-tick.C:
+			s.watch(run == nil)
 		}
 	}
+}
+
+// startReroute runs a reroute in a goroutine under the reroute deadline.
+func (s *Server) startReroute(ctx context.Context, reason string) *inflight {
+	d := s.cfg.RerouteTimeout.Duration
+	rctx, cancel := context.WithTimeout(ctx, d)
+	run := &inflight{done: make(chan struct{}), deadline: time.NewTimer(d), reason: reason, started: time.Now()}
+	go func() {
+		defer close(run.done)
+		defer cancel()
+		s.reroute(rctx, reason)
+	}()
+	return run
+}
+
+// shutdownGrace is how long shutdown waits for a cancelled reroute.
+const shutdownGrace = 2 * time.Second
+
+// awaitShutdown gives a cancelled reroute a moment to end, so that it
+// does not write after Run returned; one that ignores cancellation is
+// left behind (the process is ending).
+func (s *Server) awaitShutdown(run *inflight) {
+	if run == nil {
+		return
+	}
+	select {
+	case <-run.done:
+	case <-time.After(shutdownGrace):
+		s.log.Warn("reroute still running at shutdown", "trigger", run.reason)
+	}
+}
+
+// watch checks the dump (a change triggers a reroute; a missing dump is a
+// problem) and, between reroutes (idle), the published files: a missing
+// output directory or "current", or a changed file, is a problem and
+// triggers a reroute that publishes afresh.
+func (s *Server) watch(idle bool) {
+	if s.cfg.Fabric != "" {
+		st, err := stampOf(s.cfg.Fabric)
+		switch {
+		case err != nil:
+			s.setProblem("fabric", fmt.Sprintf("fabric dump %s: %v", s.cfg.Fabric, errors.Unwrap(err)))
+		case st != s.fabricSeen:
+			s.setProblem("fabric", "")
+			s.fabricSeen = st
+			s.Trigger("fabric-changed")
+		default:
+			s.setProblem("fabric", "")
+		}
+	}
+	if !idle {
+		return
+	}
+	gen := 0
+	if p := s.Status().Published; p != nil {
+		gen = p.Generation
+	}
+	err := s.pub.check(gen)
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if s.setProblem("output", msg) && err != nil {
+		s.log.Error("published tables damaged; publishing afresh", "err", err)
+		s.Trigger("output-repair")
+	}
+}
+
+// setProblem sets (msg non-empty) or clears the problem of a source and
+// reports whether it changed.
+func (s *Server) setProblem(source, msg string) bool {
+	s.statusMu.Lock()
+	defer s.statusMu.Unlock()
+	if s.problems[source] == msg {
+		return false
+	}
+	if msg == "" {
+		delete(s.problems, source)
+	} else {
+		s.problems[source] = msg
+	}
+	var list []string
+	for _, k := range slices.Sorted(maps.Keys(s.problems)) {
+		list = append(list, s.problems[k])
+	}
+	cur := *s.status.Load()
+	cur.Problems = list
+	s.status.Store(&cur)
+	return true
 }
 
 // fileStamp identifies a version of a file cheaply.
@@ -252,7 +429,48 @@ func stampOf(path string) (fileStamp, error) {
 }
 
 func (s *Server) setStatus(f func(*Status)) {
+	s.statusMu.Lock()
+	defer s.statusMu.Unlock()
 	cur := *s.status.Load()
 	f(&cur)
 	s.status.Store(&cur)
+}
+
+// httpServer is the HTTP server with the configured limits.
+func (s *Server) httpServer() *http.Server {
+	l := s.limits
+	return &http.Server{Handler: s.handler(), ReadHeaderTimeout: l.ReadHeader, ReadTimeout: l.Read,
+		WriteTimeout: l.Write, IdleTimeout: l.Idle, MaxHeaderBytes: l.MaxHeaderBytes}
+}
+
+// DryRunResult is what a dry run loaded.
+type DryRunResult struct {
+	Fabric       string
+	Switches     int
+	Terminals    int
+	AssignedLIDs int // endpoints the dump gives no LID
+	Engines      []string
+}
+
+// DryRun does what a reroute does before routing, routing nothing: it
+// reads the dump (within max_dump_bytes), parses and loads it and checks
+// the routing options; New already built the engine chain with its
+// parameters. It fails where the first reroute would fail before routing.
+func (s *Server) DryRun() (*DryRunResult, error) {
+	text, name, err := s.readFabric()
+	if err != nil {
+		return nil, err
+	}
+	l, err := ibnetdiscover.Load(text, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := (routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed}).Validate(); err != nil {
+		return nil, err
+	}
+	res := &DryRunResult{Fabric: name, Switches: l.Graph.NumSwitches(), Terminals: len(l.Graph.Terms), AssignedLIDs: l.AssignedLIDs}
+	for _, e := range s.engines {
+		res.Engines = append(res.Engines, e.Name())
+	}
+	return res, nil
 }

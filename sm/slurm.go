@@ -26,12 +26,13 @@ func NewSLURMJobs(c SLURMConfig) (JobSource, error) {
 	}
 	switch c.Source {
 	case "", "squeue":
-		s.Source = &slurm.Squeue{Path: c.Squeue, Timeout: c.Timeout.Duration}
+		s.Source = &slurm.Squeue{Path: c.Squeue, Timeout: c.Timeout.Duration, MaxBytes: c.MaxAnswerBytes}
 	case "rest":
 		if c.RestToken != "" && c.RestUser == "" {
 			return nil, fmt.Errorf("slurm.rest_token needs slurm.rest_user (the user the token was made for)")
 		}
-		s.Source = &slurm.REST{URL: c.RestURL, User: c.RestUser, Token: c.RestToken, Timeout: c.Timeout.Duration}
+		s.Source = &slurm.REST{URL: c.RestURL, User: c.RestUser, Token: c.RestToken, Timeout: c.Timeout.Duration,
+			AllowHTTPToken: c.RestAllowHTTPToken, MaxBytes: c.MaxAnswerBytes}
 	default:
 		return nil, fmt.Errorf("slurm.source %q, expected squeue or rest", c.Source)
 	}
@@ -47,12 +48,27 @@ func NewSLURMJobs(c SLURMConfig) (JobSource, error) {
 
 // slurmJobs is the daemon's JobSource over sar.SLURMJobs. Source errors
 // are returned as they are, so the daemon counts them and keeps its last
-// good tables.
+// good answer.
 type slurmJobs struct{ sar.SLURMJobs }
 
-// Jobs implements JobSource. Statuses are in the order of the jobs.
-func (s *slurmJobs) Jobs(ctx context.Context, g *fabric.Graph) ([]routing.Job, []JobStatus, error) {
-	sel, err := s.SLURMJobs.Jobs(ctx, g)
+// Fetch implements JobSource.
+func (s *slurmJobs) Fetch(ctx context.Context) (JobSet, error) {
+	running, err := s.Source.RunningJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slurmAnswer{s: s, running: running}, nil
+}
+
+// slurmAnswer is one answer of SLURM: the running jobs by host.
+type slurmAnswer struct {
+	s       *slurmJobs
+	running []slurm.Job
+}
+
+// Map implements JobSet. Statuses are in the order of the jobs.
+func (a slurmAnswer) Map(g *fabric.Graph) ([]routing.Job, []JobStatus, error) {
+	sel, err := a.s.Select(a.running, g)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,10 +18,20 @@ import (
 // switches until down is set, then fails like an unreachable slurmctld.
 type flakyJobs struct{ down atomic.Bool }
 
-func (f *flakyJobs) Jobs(_ context.Context, g *fabric.Graph) ([]routing.Job, []JobStatus, error) {
+func (f *flakyJobs) Fetch(context.Context) (JobSet, error) {
 	if f.down.Load() {
-		return nil, nil, errors.New("slurmctld: connection refused")
+		return nil, errors.New("slurmctld: connection refused")
 	}
+	return mapFunc(twoSwitchJob), nil
+}
+
+// mapFunc is a JobSet.
+type mapFunc func(g *fabric.Graph) ([]routing.Job, []JobStatus, error)
+
+func (m mapFunc) Map(g *fabric.Graph) ([]routing.Job, []JobStatus, error) { return m(g) }
+
+// twoSwitchJob is job 42 on the first terminals of two switches.
+func twoSwitchJob(g *fabric.Graph) ([]routing.Job, []JobStatus, error) {
 	var terms []int32
 	seen := map[int32]bool{}
 	for i, t := range g.Terms {
@@ -34,8 +44,8 @@ func (f *flakyJobs) Jobs(_ context.Context, g *fabric.Graph) ([]routing.Job, []J
 }
 
 // TestSLURMOutageKeepsJobs: while SLURM is down the daemon keeps the jobs
-// it last heard of on an unchanged fabric (so the published SAR tables
-// stay: "unchanged"), and routes without jobs once the fabric changes.
+// it last heard of (so the published SAR tables stay: "unchanged"), and
+// maps them onto a changed fabric by host, as it does every answer.
 func TestSLURMOutageKeepsJobs(t *testing.T) {
 	dir := t.TempDir()
 	fab := filepath.Join(dir, "fabric.topo")
@@ -52,7 +62,9 @@ func TestSLURMOutageKeepsJobs(t *testing.T) {
 	src.down.Store(true)
 	n := st.Reroutes
 	s.Trigger("test")
-	st = waitFor(t, s, "reroute during the outage", func(st Status) bool { return st.Reroutes > n })
+	st = waitFor(t, s, "reroute during the outage", func(st Status) bool {
+		return st.Reroutes > n && st.State == "idle" && strings.HasPrefix(st.SLURM, "error")
+	})
 	if st.LastResult != resultUnchanged || st.Published.Generation != 1 {
 		t.Fatalf("outage on the same fabric: result %q, generation %d; want unchanged, 1", st.LastResult, st.Published.Generation)
 	}
@@ -60,12 +72,12 @@ func TestSLURMOutageKeepsJobs(t *testing.T) {
 		t.Fatalf("outage: jobs %+v, SLURM %q; want the last known job and the error", st.Jobs, st.SLURM)
 	}
 
-	// A changed fabric must be followed even without SLURM: routed
-	// without jobs.
+	// A changed fabric is followed without SLURM, for the last known
+	// jobs mapped onto it.
 	ft2, err := topo.FatTree(4, 3, 0)
 	writeFabric(t, fab, ft2, err)
 	st = waitFor(t, s, "publish on the new fabric", func(st Status) bool { return st.Published.Generation == 2 })
-	if len(st.Jobs) != 0 {
-		t.Fatalf("new fabric during the outage: jobs %+v, want none", st.Jobs)
+	if len(st.Published.Jobs) != 1 || st.Published.Jobs[0].ID != "42" || st.Published.Switches != 48 {
+		t.Fatalf("new fabric during the outage: published %d switches for jobs %+v, want 48 for job 42", st.Published.Switches, st.Published.Jobs)
 	}
 }

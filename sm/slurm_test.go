@@ -59,7 +59,7 @@ func TestSLURMJobSource(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs, status, err := src.Jobs(ctx, g)
+		jobs, status, err := QueryJobs(ctx, src, g)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestSLURMJobSourceErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		jobs, _, err := src.Jobs(ctx, g)
+		jobs, _, err := QueryJobs(ctx, src, g)
 		if err == nil || jobs != nil {
 			t.Errorf("%s: jobs %v, error %v", name, jobs, err)
 		}
@@ -127,5 +127,37 @@ func TestSLURMJobSourceErrors(t *testing.T) {
 		if _, err := NewSLURMJobs((Config{SLURM: c}).Defaults().SLURM); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestSLURMAnswerLimits: slurm.max_answer_bytes bounds squeue's answer,
+// and a slurmrestd token over plain http:// is refused unless
+// rest_allow_http_token says so.
+func TestSLURMAnswerLimits(t *testing.T) {
+	g := fatTreeGraph(t)
+	ctx := context.Background()
+	cfg := Config{SLURM: SLURMConfig{Squeue: fakeSqueueScript(t, "echo '"+squeueLines+"'"), MaxAnswerBytes: 64}}
+	src, err := NewSLURMJobs(cfg.Defaults().SLURM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := QueryJobs(ctx, src, g); !errors.Is(err, slurm.ErrTooLarge) {
+		t.Errorf("squeue answer over 64 bytes: %v, want ErrTooLarge", err)
+	}
+	rest := SLURMConfig{Source: "rest", RestURL: "http://127.0.0.1:1", RestUser: "u", RestToken: "x"}
+	src, err = NewSLURMJobs((Config{SLURM: rest}).Defaults().SLURM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := QueryJobs(ctx, src, g); !errors.Is(err, slurm.ErrHTTPToken) {
+		t.Errorf("token over http://: %v, want ErrHTTPToken", err)
+	}
+	rest.RestAllowHTTPToken = true
+	src, err = NewSLURMJobs((Config{SLURM: rest}).Defaults().SLURM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := QueryJobs(ctx, src, g); err == nil || errors.Is(err, slurm.ErrHTTPToken) {
+		t.Errorf("token over http:// allowed: %v, want a connection error (nothing listens on port 1)", err)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
 	_ "github.com/nuesm/nuesm/nue"
-	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
 )
 
@@ -42,7 +41,7 @@ func start(t *testing.T, cfg Config, opts ...Option) *Server {
 		cfg.Listen = "127.0.0.1:0"
 	}
 	if cfg.FabricPoll.Duration == 0 {
-		cfg.FabricPoll.Duration = 50 * time.Millisecond
+		cfg.FabricPoll.Duration = MinFabricPoll
 	}
 	s, err := New(cfg, opts...)
 	if err != nil {
@@ -63,7 +62,7 @@ func start(t *testing.T, cfg Config, opts ...Option) *Server {
 // waitFor polls the status until cond holds.
 func waitFor(t *testing.T, s *Server, what string, cond func(Status) bool) Status {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := testDeadline(t)
 	for time.Now().Before(deadline) {
 		if st := s.Status(); cond(st) {
 			return st
@@ -197,8 +196,8 @@ func TestFabricChangesAndFaults(t *testing.T) {
 // failingJobs is a job source that is down.
 type failingJobs struct{}
 
-func (failingJobs) Jobs(context.Context, *fabric.Graph) ([]routing.Job, []JobStatus, error) {
-	return nil, nil, errors.New("slurmctld: connection refused")
+func (failingJobs) Fetch(context.Context) (JobSet, error) {
+	return nil, errors.New("slurmctld: connection refused")
 }
 
 func TestSLURMOutageStillPublishes(t *testing.T) {
@@ -213,7 +212,7 @@ func TestSLURMOutageStillPublishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMetrics()
-	s := start(t, Config{Output: out, Engines: "sar-nue,nue", SLURM: SLURMConfig{Enabled: true, Poll: Duration{20 * time.Millisecond}}},
+	s := start(t, Config{Output: out, Engines: "sar-nue,nue", SLURM: SLURMConfig{Enabled: true, Poll: Duration{time.Second}}},
 		WithDefaultFabric("ring.topo", buf.String()), WithJobSource(failingJobs{}), WithMetrics(m))
 	st := waitFor(t, s, "publish without jobs", func(st Status) bool { return st.LastResult == resultPublished })
 	if !strings.HasPrefix(st.SLURM, "error") {
@@ -248,6 +247,7 @@ func TestHTTP(t *testing.T) {
 	}
 	post := func(remote, auth string) int {
 		req := httptest.NewRequest("POST", "/reroute", nil)
+		req.Header.Set("Content-Type", "application/json")
 		req.RemoteAddr = remote
 		if auth != "" {
 			req.Header.Set("Authorization", auth)

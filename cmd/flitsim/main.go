@@ -7,15 +7,18 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/internal/buildinfo"
+	"github.com/nuesm/nuesm/internal/vlflag"
 )
 
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "flitsim:", err)
+		// Errors of package flitsim name it already.
+		fmt.Fprintln(os.Stderr, "flitsim:", strings.TrimPrefix(err.Error(), "flitsim: "))
 		os.Exit(1)
 	}
 }
@@ -37,6 +40,9 @@ Examples:
       --switching vct --queueing fifo --packet-flits 4 --buffer-flits 4`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return vlflag.Check(cmd.Flags(), "vls")
+		},
 	}
 	buildinfo.AddVersion(root)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newMergeCmd(), newSummaryCmd())

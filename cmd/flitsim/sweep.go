@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/flitsim"
+	"github.com/nuesm/nuesm/internal/progress"
 	"github.com/nuesm/nuesm/routing"
 )
 
@@ -340,7 +341,10 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 			run = append(run, p)
 		}
 	}
+	rep := progress.New(stderr, "flitsim sweep", progress.Options{})
+	rep.Phase(fmt.Sprintf("simulating %d points", len(run)))
 	done, err := flitsim.Sweep(ctx, nets, tr, opt, run, sf.workers)
+	rep.Stop()
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 	case !tf.useDefault:
 		p, ok := lft.FabricPath(newArg)
 		if !ok {
-			return nil, nil, nil, fmt.Errorf("no fabric: give --fabric FILE or --default (NEW has no %s beside its tables)", lft.FabricFile)
+			return nil, nil, nil, usageError(fmt.Errorf("no fabric: give --fabric FILE or --default (NEW has no %s beside its tables)", lft.FabricFile))
 		}
 		fabricArgs = []string{p}
 	}
@@ -55,11 +55,11 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 	g := l.Graph
 	old, err := readTableSet(oldArg, g, true)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("OLD: %w", err)
+		return nil, nil, nil, inputError(fmt.Errorf("OLD: %w", err))
 	}
 	new, err := readTableSet(newArg, g, false)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("NEW: %w", err)
+		return nil, nil, nil, inputError(fmt.Errorf("NEW: %w", err))
 	}
 	return g, old, new, nil
 }

@@ -44,7 +44,8 @@ func loadFabric(args []string, useDefault bool) (*ibnetdiscover.Result, error) {
 	if path == "" {
 		return defaults.Fabric()
 	}
-	return ibnetdiscover.ParseFile(path)
+	res, err := ibnetdiscover.ParseFile(path)
+	return res, inputError(err)
 }
 
 func printInfo(w io.Writer, res *ibnetdiscover.Result, verbose bool) error {
@@ -72,6 +73,12 @@ func printInfo(w io.Writer, res *ibnetdiscover.Result, verbose bool) error {
 		lmcs[p.LMC]++
 	}
 	row("LIDs", "%d endpoints, max LID %d, %d without a LID (lid 0)", len(eps), f.MaxLID(), unassigned)
+	switch {
+	case len(eps) > 0 && unassigned == len(eps):
+		row("", "WARNING: no endpoint has a LID: the dump was taken before a subnet manager assigned LIDs; route and serve assign them in port GUID order, which need not match the subnet manager's")
+	case unassigned > 0:
+		row("", "WARNING: %d endpoints have no LID; route and serve assign them in port GUID order", unassigned)
+	}
 	for lmc := uint8(0); lmc < 8; lmc++ {
 		if n := lmcs[lmc]; n > 0 && (lmc > 0 || len(lmcs) > 1) {
 			row("", "LMC %d: %d endpoints", lmc, n)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/defaults"
@@ -13,11 +14,14 @@ import (
 func fabricArg(args []string, useDefault bool) (string, error) {
 	switch {
 	case useDefault && len(args) > 0:
-		return "", fmt.Errorf("give a FILE or --default, not both")
+		return "", usageError(fmt.Errorf("give a FILE or --default, not both"))
 	case useDefault:
 		return "", nil
 	case len(args) == 0:
-		return "", fmt.Errorf("no fabric: give a FILE (an ibnetdiscover dump) or --default")
+		return "", usageError(fmt.Errorf("no fabric: give a FILE (an ibnetdiscover dump) or --default"))
+	}
+	if st, err := os.Stat(args[0]); err == nil && st.IsDir() {
+		return "", inputError(fmt.Errorf("%s is a directory, expected an ibnetdiscover dump", args[0]))
 	}
 	return args[0], nil
 }
@@ -36,7 +40,7 @@ func loadGraph(w io.Writer, args []string, useDefault bool) (*ibnetdiscover.Load
 		l, err = ibnetdiscover.LoadFile(path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, inputError(err)
 	}
 	if l.AssignedLIDs > 0 {
 		fmt.Fprintf(w, "note: %s: %d endpoints had no LID (lid 0); assigned LIDs in port GUID order\n", l.File, l.AssignedLIDs)

@@ -11,6 +11,6 @@ import (
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "nuesm:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

@@ -139,21 +139,7 @@ func TestRouteAndVerify(t *testing.T) {
 	// Without the SL file all paths share VL 0: Nue's layers then collide
 	// only if their union is cyclic; on this fat tree it is not, so a
 	// corrupted table is what must fail: drop one entry.
-	b, err := os.ReadFile(filepath.Join(dir, "opensm-lfts.dump"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, "0x0001 ") {
-			lines = append(lines[:i], lines[i+1:]...)
-			break
-		}
-	}
-	bad := filepath.Join(dir, "bad.dump")
-	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := dropLFTEntry(t, dir)
 	out, _, err = run(t, "verify", "--default", bad)
 	if err == nil || !strings.Contains(out, "FAIL") || !strings.Contains(out, "no route") {
 		t.Fatalf("corrupted tables: err=%v\n%s", err, out)
@@ -227,4 +213,26 @@ func TestServeFlagsOverrideConfig(t *testing.T) {
 		!strings.Contains(err.Error(), `no engine of the chain "updn" takes "share"`) {
 		t.Fatalf("parameter no engine takes: %v", err)
 	}
+}
+
+// dropLFTEntry writes dir/bad.dump: dir's opensm-lfts.dump without the
+// first switch's route to LID 1, tables that lose a destination.
+func dropLFTEntry(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "opensm-lfts.dump"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "0x0001 ") {
+			lines = append(lines[:i], lines[i+1:]...)
+			break
+		}
+	}
+	bad := filepath.Join(dir, "bad.dump")
+	if err := os.WriteFile(bad, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return bad
 }

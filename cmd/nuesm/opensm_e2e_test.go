@@ -215,7 +215,9 @@ func TestOpenSMRolloutFatTree(t *testing.T) {
 // staticJobs is a job source with fixed jobs (sar-nue routes for them).
 type staticJobs struct{ jobs []routing.Job }
 
-func (s staticJobs) Jobs(context.Context, *fabric.Graph) ([]routing.Job, []sm.JobStatus, error) {
+func (s staticJobs) Fetch(context.Context) (sm.JobSet, error) { return s, nil }
+
+func (s staticJobs) Map(*fabric.Graph) ([]routing.Job, []sm.JobStatus, error) {
 	var st []sm.JobStatus
 	for _, j := range s.jobs {
 		st = append(st, sm.JobStatus{ID: j.ID, Hosts: len(j.Terms), Terminals: len(j.Terms)})

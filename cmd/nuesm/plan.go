@@ -41,7 +41,7 @@ packets in flight (old, new and mixed paths) acyclic per VL. Pairs whose
 path changes stay in order by pausing them across the change; with
 --allow-reorder they keep injecting and only loop and deadlock freedom are
 kept for them. With --no-pause a plan that needs a drain phase is an error
-(exit 1) and the drain fallback is printed.
+(exit status 4) and the drain fallback is printed.
 
 --verify proves the plan: every state of small steps one by one, larger
 steps by the union argument, and the in-flight dependencies of every epoch;
@@ -63,7 +63,7 @@ what an unordered subnet manager does (every change at once).
 	}
 	pf.tf.add(c)
 	fl := c.Flags()
-	fl.IntVar(&pf.vls, "vls", 0, "data VLs available during the transition (0 = 8, or more if the tables use more)")
+	fl.IntVar(&pf.vls, "vls", 0, "data VLs available during the transition, 1..15 (default: 8, or more if the tables use more)")
 	fl.BoolVar(&pf.reorder, "allow-reorder", false, "let pairs whose path changes keep injecting (out-of-order delivery possible)")
 	fl.BoolVar(&pf.noPause, "no-pause", false, "fail instead of planning drain phases")
 	fl.BoolVar(&pf.verify, "verify", false, "prove the plan and print the proof obligations")
@@ -125,10 +125,9 @@ func runPlan(cmd *cobra.Command, g *fabric.Graph, old, new *lft.Routing, pf plan
 	}
 	switch {
 	case verr != nil:
-		cmd.SilenceErrors = pf.asJSON
-		return fmt.Errorf("the plan is not safe: %w", verr)
+		return unsafeError(fmt.Errorf("the plan is not safe: %w", verr))
 	case drain != nil:
-		return fmt.Errorf("%w; without --no-pause the plan above drains them", drain)
+		return unsafeError(fmt.Errorf("%w; without --no-pause the plan above drains them", drain))
 	}
 	return nil
 }
@@ -139,7 +138,7 @@ func printPlan(w io.Writer, p *plan.Plan, pj *plan.PlanJSON, rep *plan.Report) {
 	m := pj.Metrics
 	fmt.Fprintf(w, "plan:           %d steps (%d write, %d barriers, %d drain phases), %d LFT entries in %d blocks, %d SL changes, %d SL2VL tables\n",
 		m.Steps, m.WriteSteps, m.Barriers, m.DrainPhases, m.Writes, m.Blocks, m.SLWrites, m.SL2VLWrites)
-	fmt.Fprintf(w, "pairs:          %d connected, %d change path/SL/VL, %d lost by the old tables, %d paused\n", m.Pairs, m.ChangedPairs, m.LostPairs, m.PausedPairs)
+	fmt.Fprintf(w, "pairs:          %d connected (CA and router sources to every other port's LID), %d change path/SL/VL, %d lost by the old tables, %d paused\n", m.Pairs, m.ChangedPairs, m.LostPairs, m.PausedPairs)
 	if len(m.Strategies) > 0 {
 		fmt.Fprintf(w, "destinations:  ")
 		for _, s := range []string{"dark", "in-place", "sl-last", "sl-first", "fresh-sl", "drained"} {

@@ -19,9 +19,14 @@ Examples:
   nuesm gen torus --dims 4x4x4 -o t.topo   # generate a 3D torus
   nuesm gen --help                         # list generators
   nuesm route fabric.topo --engine nue -o out/   # route, verify, write tables
-  nuesm verify fabric.topo out/opensm-lfts.dump --sl out/nuesm.sl`,
+  nuesm verify fabric.topo out/opensm-lfts.dump --sl out/nuesm.sl
+
+` + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return checkVLs(cmd.Flags())
+		},
 	}
 	buildinfo.AddVersion(root)
 	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd())
@@ -30,6 +35,7 @@ Examples:
 	}
 	root.AddCommand(newStudyCmd())
 	root.AddCommand(studyAliases()...)
+	markUsage(root)
 	return root
 }
 

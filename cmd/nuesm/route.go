@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/progress"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/routing"
@@ -118,6 +118,15 @@ type routeSummary struct {
 	Terminals     int               `json:"terminals"`
 	Params        map[string]string `json:"params,omitempty"`
 	SAR           *sarSummary       `json:"sar,omitempty"`
+	// Counts says what the counts above count, as verify, plan and diff
+	// count differently.
+	Counts map[string]string `json:"counts"`
+}
+
+// summaryCounts describes the counts of summary.json.
+var summaryCounts = map[string]string{
+	"pairs":       "ordered (source, destination) port pairs the verifier walked, as nuesm verify counts them: CA and router ports, and switch port 0 unless the engine promises CA traffic only",
+	"lft_entries": "LFT entries holding a route, over all switches (nuesm diff's total also counts the entries without one: switches x LIDs 0..max)",
 }
 
 type attemptJSON struct {
@@ -135,24 +144,23 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	}
 	params, err := paramFlags(rf.params)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	engines, err := routing.NewChain(rf.engines, params)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	jobs, notes, err := sar.LoadJobs(cmd.Context(), l.Graph, sar.JobsRequest{File: rf.jobs, SLURM: rf.slurm, HostMap: rf.hostMap})
 	if err != nil {
-		return err
+		return inputError(err)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
 	opt := routing.Options{MaxVLs: rf.vls, Seed: rf.seed, Root: rf.root, Jobs: jobs}
-	stop := func() {}
-	if !rf.quiet {
-		opt.Progress, stop = progress(stderr, "routing")
-	}
+	rep := newReporter(stderr, "route", rf.quiet)
+	defer rep.Stop()
+	opt.Progress, opt.Phase = rep.Update, rep.Phase
 	var layers []nue.LayerStats
 	if rf.stats {
 		engines = withLayerStats(engines, &layers)
@@ -160,7 +168,7 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	t0 := time.Now()
 	res, err := routing.RouteChain(cmd.Context(), l.Graph, engines, opt)
 	elapsed := time.Since(t0)
-	stop()
+	rep.Phase("measuring")
 	for _, a := range res.Attempts {
 		if a.Err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", a.Engine, a.Err)
@@ -179,9 +187,11 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	for _, n := range set.OpenSMNotes() {
 		fmt.Fprintf(stderr, "note: OpenSM: %s\n", n)
 	}
+	rep.Phase("writing tables")
 	if err := set.WriteDir(rf.out); err != nil {
 		return err
 	}
+	rep.Stop()
 	printRoute(cmd.OutOrStdout(), sum, sarM, elapsed)
 	fmt.Fprintf(cmd.OutOrStdout(), "tables written to %s\n", rf.out)
 	return nil
@@ -217,6 +227,7 @@ func newRouteSummary(l *ibnetdiscover.Loaded, res *routing.Result, jobs []routin
 		Verified: rep.OK(), Pairs: rep.Pairs, Unconnected: rep.Unconnected,
 		MinHops: m.MinHops, AvgHops: m.AvgHops, MaxHops: m.MaxHops, MaxEFI: m.MaxEFI, AvgEFI: m.AvgEFI,
 		LFTEntries: m.LFTEntries, VLPairs: m.VLPairs, Switches: g.NumSwitches(), Terminals: len(g.Terms),
+		Counts: summaryCounts,
 	}
 	for _, a := range res.Attempts {
 		aj := attemptJSON{Engine: a.Engine, EngineSeconds: a.Route.Seconds(), VerifySeconds: a.Verify.Seconds()}
@@ -291,38 +302,11 @@ func printLayers(w io.Writer, layers []nue.LayerStats) {
 	tw.Flush()
 }
 
-// progress returns a Progress callback that reports on w once a second
-// after the first second, and a function that stops the reporting.
-func progress(w io.Writer, what string) (func(done, total int), func()) {
-	var done, total atomic.Int64
-	quit := make(chan struct{})
-	finished := make(chan struct{})
-	start := time.Now()
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		printed := false
-		for {
-			select {
-			case <-quit:
-				if printed {
-					fmt.Fprintf(w, "\r%s: done in %s\n", what, time.Since(start).Round(time.Millisecond))
-				}
-				return
-			case <-t.C:
-				if n := total.Load(); n > 0 {
-					fmt.Fprintf(w, "\r%s: %d/%d (%.0f%%)", what, done.Load(), n, 100*float64(done.Load())/float64(n))
-					printed = true
-				}
-			}
-		}
-	}()
-	return func(d, n int) {
-			done.Store(int64(d))
-			total.Store(int64(n))
-		}, func() {
-			close(quit)
-			<-finished
-		}
+// newReporter reports the progress of long work on w (nothing when
+// quiet): a bar on a terminal, plain lines every 10 s elsewhere.
+func newReporter(w io.Writer, what string, quiet bool) *progress.Reporter {
+	if quiet {
+		w = io.Discard
+	}
+	return progress.New(w, what, progress.Options{})
 }

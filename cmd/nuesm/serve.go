@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,16 +29,21 @@ type serveFlags struct {
 	useDefault bool
 	dryRun     bool
 	params     []string
+	argvToken  string // refused: a token in argv shows in ps
 	cfg        sm.Config
 }
 
 // serveKeys maps serve's flags to the configuration keys they override.
 var serveKeys = map[string]string{
 	"fabric": "fabric", "output": "output", "engine": "engines", "vls": "max_vls", "seed": "seed",
-	"listen": "listen", "token": "token", "fabric-poll": "fabric_poll", "slurm": "slurm.enabled",
+	"listen": "listen", "token-file": "token_file", "fabric-poll": "fabric_poll", "slurm": "slurm.enabled",
 	"slurm-source": "slurm.source", "slurm-rest-url": "slurm.rest_url", "slurm-poll": "slurm.poll",
-	"host-map": "slurm.host_map",
+	"slurm-timeout": "slurm.timeout", "host-map": "slurm.host_map", "reroute-timeout": "reroute_timeout",
+	"max-dump-bytes": "max_dump_bytes",
 }
+
+// tokenEnv names the environment variable that may hold the token.
+const tokenEnv = "NUESM_TOKEN"
 
 func newServeCmd() *cobra.Command {
 	var sf serveFlags
@@ -50,10 +58,24 @@ DIR/current/opensm-lfts.dump, nuesm.sl, opensm-sl2vl.dump, qos-policy.conf,
 fabric.topo, plan.json, status.json); its table files are byte for byte
 those "nuesm route" writes for the same fabric and engine chain. It
 reroutes when the dump changes, on SIGHUP, on POST /reroute (loopback or
---token; the SLURM prolog/epilog hooks in contrib/slurm use it) and, with
---slurm, when the running multi-switch jobs change. HTTP (127.0.0.1:9716 by
-default): /metrics, /healthz, /status, POST /reroute. Flags override the
-config file; --param adds to its [params] table.
+the token, with Content-Type: application/json; the SLURM prolog/epilog
+hooks in contrib/slurm use it) and, with --slurm, when the running
+multi-switch jobs change (SLURM is asked in the background; a hung squeue
+never delays a fabric change). Each reroute has a deadline
+(--reroute-timeout). HTTP (127.0.0.1:9716 by default): /metrics, /healthz
+(503 with the reasons while nothing verified is published, a reroute runs
+past its deadline, the dump or the output directory is gone, or published
+files changed), /status, POST /reroute. The token comes from --token-file
+or $NUESM_TOKEN, never from the command line (ps shows it). Flags override
+the config file; --param adds to its [params] table. --dry-run reads and
+loads the dump, builds the engine chain with its parameters and checks
+every setting, routing nothing.
+
+Output directory: DIR/gen-NNNNNN holds each published generation,
+DIR/current is the symlink to the newest; the generation before it stays
+(nuesm diff DIR/gen-<previous> DIR/current shows the last change); the
+configuration's keep (3) generations stay in all, fewer when the disk is
+short.
 
 ` + engineHelp,
 		Example: `  nuesm serve --default -o out/serve
@@ -74,44 +96,64 @@ config file; --param adds to its [params] table.
 	fl.Uint64Var(&cfg.Seed, "seed", 0, "seed for engines with random choices")
 	fl.StringArrayVar(&sf.params, "param", nil, "engine parameter name=value for every engine of the chain that takes it (repeatable)")
 	fl.StringVar(&cfg.Listen, "listen", "127.0.0.1:9716", "HTTP address for /metrics, /healthz, /status, POST /reroute")
-	fl.StringVar(&cfg.Token, "token", "", "bearer token allowing non-loopback POST /reroute")
-	fl.DurationVar(&cfg.FabricPoll.Duration, "fabric-poll", 2*time.Second, "how often to check the dump for changes")
+	fl.StringVar(&sf.argvToken, "token", "", "refused: use --token-file or $"+tokenEnv)
+	_ = fl.MarkHidden("token")
+	fl.StringVar(&cfg.TokenFile, "token-file", "", "file holding the bearer token that allows non-loopback POST /reroute (or $"+tokenEnv+")")
+	fl.DurationVar(&cfg.FabricPoll.Duration, "fabric-poll", 2*time.Second, "how often to check the dump and the published files (100ms or more)")
+	fl.DurationVar(&cfg.RerouteTimeout.Duration, "reroute-timeout", 10*time.Minute, "deadline of one reroute")
+	fl.Int64Var(&cfg.MaxDumpBytes, "max-dump-bytes", sm.DefaultMaxDumpBytes, "largest dump read")
+	fl.DurationVar(&cfg.SLURM.Timeout.Duration, "slurm-timeout", 10*time.Second, "deadline of one SLURM query")
 	fl.BoolVar(&cfg.SLURM.Enabled, "slurm", false, "follow SLURM's running multi-switch jobs (scheduling-aware routing)")
 	fl.StringVar(&cfg.SLURM.Source, "slurm-source", "squeue", "squeue or rest (slurmrestd)")
 	fl.StringVar(&cfg.SLURM.RestURL, "slurm-rest-url", "", "slurmrestd address: http://host:port or unix:///path")
 	fl.DurationVar(&cfg.SLURM.Poll.Duration, "slurm-poll", 30*time.Second, "SLURM polling interval (hooks can POST /reroute in between)")
 	fl.StringVar(&cfg.SLURM.HostMap, "host-map", "", "file overriding the host -> CA mapping")
-	fl.BoolVar(&sf.dryRun, "dry-run", false, "validate the configuration and inputs, then exit")
+	fl.BoolVar(&sf.dryRun, "dry-run", false, "load the dump, build the engine chain and check every setting, then exit (routes nothing)")
 	return c
 }
 
-// serveConfig is the configuration file with the given flags over it.
+// serveConfig is the configuration file with the given flags and
+// $NUESM_TOKEN over it. Settings given out of range are usage errors.
 func serveConfig(fl *pflag.FlagSet, sf serveFlags) (sm.Config, error) {
+	if sf.argvToken != "" {
+		return sm.Config{}, usageError(fmt.Errorf("--token shows the token to every user (ps): put it in a file for --token-file, or in $%s", tokenEnv))
+	}
 	base := sm.Config{}
 	if sf.configPath != "" {
 		var err error
 		if base, err = sm.LoadConfig(sf.configPath); err != nil {
-			return base, err
+			return base, usageError(err)
 		}
 	}
 	var keys []string
+	var errs []error
 	fl.Visit(func(f *pflag.Flag) {
 		if k, ok := serveKeys[f.Name]; ok {
 			keys = append(keys, k)
+			if err := sf.cfg.Check(k); err != nil {
+				errs = append(errs, fmt.Errorf("--%s: %w", f.Name, err))
+			}
 		}
 	})
+	if err := errors.Join(errs...); err != nil {
+		return base, usageError(err)
+	}
 	var err error
 	if sf.cfg.Params, err = paramFlags(sf.params); err != nil {
-		return base, err
+		return base, usageError(err)
+	}
+	if tok := os.Getenv(tokenEnv); tok != "" && !slices.Contains(keys, "token_file") {
+		sf.cfg.Token, sf.cfg.TokenFile = tok, ""
+		keys = append(keys, "token", "token_file")
 	}
 	if base, err = base.Override(sf.cfg, keys...); err != nil {
-		return base, err
+		return base, usageError(err)
 	}
 	if sf.useDefault && base.Fabric != "" {
-		return base, fmt.Errorf("give --fabric or --default, not both")
+		return base, usageError(fmt.Errorf("give --fabric or --default, not both"))
 	}
 	if !sf.useDefault && base.Fabric == "" {
-		return base, fmt.Errorf("no fabric: give --fabric FILE, --default, or fabric in the config file")
+		return base, usageError(fmt.Errorf("no fabric: give --fabric FILE, --default, or fabric in the config file"))
 	}
 	return base, nil
 }
@@ -150,15 +192,14 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 	}
 	opts, err := serveOptions(cfg, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	srv, err := sm.New(cfg, opts...)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	if sf.dryRun {
-		fmt.Fprintf(cmd.OutOrStdout(), "configuration valid; would serve %s\n", srv.Status().Fabric)
-		return nil
+		return dryRun(cmd.OutOrStdout(), srv, cfg)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -181,7 +222,23 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 	return err
 }
 
-// printBanner says where the daemon publishes and serves, once it listens.
+// dryRun loads what the daemon would route and says what it found.
+func dryRun(w io.Writer, srv *sm.Server, cfg sm.Config) error {
+	res, err := srv.DryRun()
+	if err != nil {
+		return inputError(err)
+	}
+	fmt.Fprintf(w, "fabric:   %s: %d switches, %d CA and router ports", res.Fabric, res.Switches, res.Terminals)
+	if res.AssignedLIDs > 0 {
+		fmt.Fprintf(w, " (%d without a LID: they get LIDs in port GUID order)", res.AssignedLIDs)
+	}
+	fmt.Fprintf(w, "\nengines:  %s (max %d VLs)\noutput:   %s\n", strings.Join(res.Engines, ", "), cfg.Defaults().MaxVLs, cfg.Output)
+	fmt.Fprintln(w, "configuration valid; nothing routed (dry run)")
+	return nil
+}
+
+// printBanner says where the daemon publishes and serves, once it
+// listens, and whether tables are published there yet.
 func printBanner(ctx context.Context, w io.Writer, srv *sm.Server, out string) {
 	for srv.Addr() == "" {
 		select {
@@ -191,6 +248,10 @@ func printBanner(ctx context.Context, w io.Writer, srv *sm.Server, out string) {
 		}
 	}
 	abs, _ := filepath.Abs(filepath.Join(out, "current"))
-	fmt.Fprintf(w, "nuesm serve: tables in %s, metrics at http://%s/metrics, status at http://%s/status (Ctrl-C stops)\n",
-		abs, srv.Addr(), srv.Addr())
+	tables := "tables go to " + abs + " (none published yet)"
+	if p := srv.Status().Published; p != nil {
+		tables = fmt.Sprintf("tables in %s (generation %d)", abs, p.Generation)
+	}
+	fmt.Fprintf(w, "nuesm serve: %s, metrics at http://%s/metrics, status at http://%s/status (Ctrl-C stops)\n",
+		tables, srv.Addr(), srv.Addr())
 }

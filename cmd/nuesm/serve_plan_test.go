@@ -69,7 +69,7 @@ func TestServePublishesPlan(t *testing.T) {
 	}
 	writeDump(t, fab, tp.Fabric)
 	cfg := sm.Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 4, Listen: "127.0.0.1:0"}
-	cfg.FabricPoll.Duration = 50 * time.Millisecond
+	cfg.FabricPoll.Duration = sm.MinFabricPoll
 	opts, err := serveOptions(cfg, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -225,7 +225,7 @@ func TestSLURMEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, _, err := src.Jobs(context.Background(), g)
+	jobs, _, err := sm.QueryJobs(context.Background(), src, g)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestSLURMEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rjobs, rstatus, err := rest.Jobs(context.Background(), g); err != nil || !reflect.DeepEqual(rjobs, jobs) || !slices.Equal(e2eJobIDs(rstatus), ids) {
+	if rjobs, rstatus, err := sm.QueryJobs(context.Background(), rest, g); err != nil || !reflect.DeepEqual(rjobs, jobs) || !slices.Equal(e2eJobIDs(rstatus), ids) {
 		t.Errorf("slurmrestd source: %+v %v\nsqueue source: %+v", rjobs, err, jobs)
 	}
 	res, err := routing.RouteChain(context.Background(), g, e2eChain(t, "nue"), routing.Options{MaxVLs: 8, Jobs: jobs})

@@ -130,9 +130,10 @@ func runFip(cmd *cobra.Command, args []string, ff fipFlags) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	prog, done := progress(cmd.ErrOrStderr(), "fip")
-	pts, err := fip.Study(ctx, l.Fabric, cfg, prog)
-	done()
+	rep := newReporter(cmd.ErrOrStderr(), "fip", false)
+	rep.Phase("cases (seed x year x engine)")
+	pts, err := fip.Study(ctx, l.Fabric, cfg, rep.Update)
+	rep.Stop()
 	if err != nil {
 		return err
 	}

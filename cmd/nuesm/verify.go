@@ -47,7 +47,7 @@ tables are not safe.`,
 	fl := c.Flags()
 	fl.StringVar(&vf.sl, "sl", "", "SL file (nuesm.sl) giving the SL of every path")
 	fl.StringVar(&vf.sl2vl, "sl2vl", "", "opensm-sl2vl.dump giving the SL-to-VL tables")
-	fl.IntVar(&vf.vls, "vls", 0, "VL limit to check (0 = 15)")
+	fl.IntVar(&vf.vls, "vls", lft.MaxVLs, "VL limit to check (1..15)")
 	fl.BoolVar(&vf.useDefault, "default", false, "verify against the embedded default fabric")
 	fl.BoolVar(&vf.switchSources, "switch-sources", false, "also walk paths from every switch, dependencies included")
 	fl.BoolVar(&vf.switchDelivery, "switch-delivery", true, "also check that every switch's own packets are delivered (no dependencies)")
@@ -63,7 +63,7 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 	if len(args) == 1 && !vf.useDefault {
 		p, ok := lft.FabricPath(tables)
 		if !ok {
-			return fmt.Errorf("give FABRIC and TABLES, or --default (TABLES has no %s beside it)", lft.FabricFile)
+			return usageError(fmt.Errorf("give FABRIC and TABLES, or --default (TABLES has no %s beside it)", lft.FabricFile))
 		}
 		fabricArgs = []string{p}
 	}
@@ -74,25 +74,27 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 	g := l.Graph
 	r, err := lft.ReadTableSet(tables, g, lft.ReadOptions{SkipUnknownSwitches: vf.skipUnknown, AllowMissingSwitches: vf.allowMissing})
 	if err != nil {
-		return err
+		return inputError(err)
 	}
 	if vf.sl != "" {
 		if r.SL, r.NumVLs, err = lft.ReadSLFile(vf.sl, g); err != nil {
-			return err
+			return inputError(err)
 		}
 	}
 	if vf.sl2vl != "" {
 		if r.SL2VL, err = lft.ReadOpenSMSL2VLFile(vf.sl2vl, g); err != nil {
-			return err
+			return inputError(err)
 		}
 	}
 	rep, verr := cdg.Verify(g, r, cdg.Options{MaxVLs: vf.vls, SwitchSources: vf.switchSources, SwitchDelivery: vf.switchDelivery})
 	if rep == nil {
-		return verr
+		return inputError(verr)
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "tables:         %s\n", tables)
 	fmt.Fprint(out, rep.String())
+	fmt.Fprintf(out, "counted:        pairs are ordered (source port, destination port) pairs of the %d source ports: CA and router ports%s\n",
+		rep.Sources, map[bool]string{true: " and the switches' own ports (port 0)", false: ""}[vf.switchDelivery || vf.switchSources])
 	if vf.metrics && rep.Delivered == rep.Pairs {
 		if m, err := routing.Measure(g, r, 0); err == nil {
 			fmt.Fprintf(out, "hops:           min %d, avg %.3f, max %d\n", m.MinHops, m.AvgHops, m.MaxHops)
@@ -100,8 +102,7 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 		}
 	}
 	if verr != nil {
-		cmd.SilenceErrors = true
-		return fmt.Errorf("tables are not safe: %w", verr)
+		return unsafeError(fmt.Errorf("tables are not safe: %w", verr))
 	}
 	return nil
 }

@@ -38,8 +38,10 @@ log() {
 }
 
 if command -v curl >/dev/null; then
-  hdr=()
-  [ -n "${NUESM_TOKEN:-}" ] && hdr=(-H "Authorization: Bearer $NUESM_TOKEN")
+  # The daemon takes POST /reroute with this content type only (no
+  # cross-site form posts).
+  hdr=(-H "Content-Type: application/json")
+  [ -n "${NUESM_TOKEN:-}" ] && hdr+=(-H "Authorization: Bearer $NUESM_TOKEN")
   if ! curl -fsS -o /dev/null --max-time "$timeout" -X POST "${hdr[@]}" "$url"; then
     log "could not reach nuesm at $addr (job ${SLURM_JOB_ID:-?}, $reason)"
   elif [ "$reason" = prolog ] && [ "${NUESM_PROLOG_WAIT:-0}" -gt 0 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
@@ -62,7 +64,7 @@ else
   fi
   auth=""
   [ -n "${NUESM_TOKEN:-}" ] && auth="Authorization: Bearer $NUESM_TOKEN"$'\r\n'
-  printf 'POST /reroute?reason=%s HTTP/1.0\r\nHost: %s\r\n%sContent-Length: 0\r\n\r\n' "$reason" "$addr" "$auth" >&3
+  printf 'POST /reroute?reason=%s HTTP/1.0\r\nHost: %s\r\n%sContent-Type: application/json\r\nContent-Length: 0\r\n\r\n' "$reason" "$addr" "$auth" >&3
   read -r -t "$timeout" status <&3 || true
   exec 3>&-
   case "$status" in
