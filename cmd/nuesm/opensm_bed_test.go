@@ -43,8 +43,8 @@ type osmBed struct {
 	checked  int // write steps read back and verified by the test
 	stepLogs []string
 	proven   map[int]time.Time // generation -> when its last write step read back so far
-	last     *lft.Routing      // the test's last read-back (of generation lastGen)
-	lastGen  int
+	last     *lft.Routing      // the test's last read-back (a routing of lastG)
+	lastG    *fabric.Graph
 	onStep   func(deploy.StepEvent) // called after each checked step (fault injection)
 }
 
@@ -150,7 +150,7 @@ func (b *osmBed) config(engine string, vls int) sm.Config {
 		Fabric: b.fabric, Output: b.out, Engines: engine, MaxVLs: vls, Listen: "127.0.0.1:0",
 		FabricPoll: sm.Duration{Duration: 100 * time.Millisecond},
 		OpenSM: sm.OpenSMConfig{
-			Enabled: true, Conf: filepath.Join(b.osmDir, "opensm.conf"), LogFile: b.osm.LogFile, DumpDir: b.osm.DumpDir,
+			Enabled: true, StateDir: b.state, Conf: filepath.Join(b.osmDir, "opensm.conf"), LogFile: b.osm.LogFile, DumpDir: b.osm.DumpDir,
 			PIDFile: b.pidFile, ToolEnv: b.toolEnv(), Discover: true,
 			StepTimeout: sm.Duration{Duration: budget(b.t, 0.05)}, Drain: sm.Duration{Duration: 20 * time.Millisecond},
 			Retry: sm.Duration{Duration: 500 * time.Millisecond}, Rediscover: sm.Duration{Duration: -1},
@@ -190,7 +190,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 
 // readBack reads every switch's table with dump_fts over directed routes
 // (and, where dump_fts misses the top LID's block, with smpdump unless
-// known gives the entry).
+// known gives the entry) and remembers it as the test's last read.
 func (b *osmBed) readBack(g *fabric.Graph, known deploy.Known) *lft.Routing {
 	b.t.Helper()
 	r, err := deploy.ReadSwitches(context.Background(), b.toolEnv(), b.dir, budget(b.t, 0.05), g, known)
@@ -198,27 +198,34 @@ func (b *osmBed) readBack(g *fabric.Graph, known deploy.Known) *lft.Routing {
 		b.t.Errorf("reading the switches back: %v", err)
 		return nil
 	}
+	b.mu.Lock()
+	b.last, b.lastG = r.Clone(), g
+	b.mu.Unlock()
 	return r
+}
+
+// readKnown reads the switches back expecting want (a routing of g):
+// the entries dump_fts misses are read again only where want differs
+// from the test's last read.
+func (b *osmBed) readKnown(g *fabric.Graph, want *lft.Routing) *lft.Routing {
+	b.mu.Lock()
+	known := deploy.KnownUnchanged(b.lastG, b.last, g, want)
+	b.mu.Unlock()
+	return b.readBack(g, known)
 }
 
 // checkStep is the deployer's AfterStep: the test's own read-back must
 // equal the step's tables and verify (no loop, no CDG cycle).
 func (b *osmBed) checkStep(ev deploy.StepEvent) {
-	// Within a rollout the entries dump_fts misses are read again only
-	// where the step changed them since the test's last read.
-	var known deploy.Known
+	// The entries dump_fts misses are read again only where the step
+	// changed them since the test's last read.
 	b.mu.Lock()
-	if b.last != nil && b.lastGen == ev.Generation {
-		known = deploy.KnownUnchanged(b.last, ev.Tables)
-	}
+	known := deploy.KnownUnchanged(b.lastG, b.last, ev.Graph, ev.Tables)
 	b.mu.Unlock()
 	got := b.readBack(ev.Graph, known)
 	if got == nil {
 		return
 	}
-	b.mu.Lock()
-	b.last, b.lastGen = got.Clone(), ev.Generation
-	b.mu.Unlock()
 	if n := lftDiff(ev.Graph, got, ev.Tables); n != "" {
 		b.t.Errorf("generation %d step %d/%d: switches differ from the step's tables: %s", ev.Generation, ev.Step, ev.Steps, n)
 	}

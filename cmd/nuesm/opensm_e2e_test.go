@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/nuesm/nuesm/ibnetdiscover"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,7 +26,7 @@ import (
 func (b *osmBed) checkDeployed(gen, pairs int) {
 	b.t.Helper()
 	g, want := b.published(gen)
-	got := b.readBack(g, nil)
+	got := b.readKnown(g, want)
 	if got == nil {
 		return
 	}
@@ -244,20 +246,25 @@ func runDaemon(t *testing.T, srv *sm.Server) (stop func()) {
 }
 
 // rolloutEngines runs the daemon with each engine in turn on the same
-// output and OpenSM (a restart of nuesm each time): every generation
-// rolls out from what the previous engine left on the switches (with
-// fresh, from switches emptied first: the initial plan), and the SA's
-// path SLs and the SL2VL tables must be the new routing's.
-// gen is the generation published before (0: none).
+// OpenSM (a restart of nuesm each time): every generation rolls out from
+// what the previous engine left on the switches (with fresh, from
+// switches emptied first, into an output directory of its own: the
+// initial plan), and the SA's path SLs and the SL2VL tables must be the
+// new routing's. gen is the generation published before (0: none).
 func rolloutEngines(t *testing.T, b *osmBed, vls, gen int, fresh bool, engines ...string) {
 	b.discover()
 	for i, e := range engines {
 		if fresh && (i > 0 || gen > 0) {
 			b.empty()
+			b.out, gen = filepath.Join(t.TempDir(), "out"), 0
 		}
 		var extra []sm.Option
 		if e == "sar-nue" {
-			g, _ := b.published(gen)
+			l, err := ibnetdiscover.LoadFile(b.fabric)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := l.Graph
 			var terms []int32
 			for i := 0; i < len(g.Terms); i += max(1, len(g.Terms)/8) {
 				terms = append(terms, int32(i))

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,6 +58,30 @@ func (b *osmBed) waitPhase(srv *sm.Server, phase string) deploy.Status {
 	}
 }
 
+// requireHealth checks /healthz: 200, or 503 naming the deployer's
+// problem with want in it.
+func requireHealth(t *testing.T, srv *sm.Server, want string) {
+	t.Helper()
+	for i := 0; srv.Addr() == ""; i++ {
+		if i == 100 {
+			t.Fatal("daemon not listening")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + srv.Addr() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	switch {
+	case want == "" && resp.StatusCode != http.StatusOK:
+		t.Errorf("/healthz: %d %s, expected 200", resp.StatusCode, body)
+	case want != "" && (resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "deploy: ") || !strings.Contains(string(body), want)):
+		t.Errorf("/healthz: %d %q, expected 503 naming the deployer's problem (%q)", resp.StatusCode, body, want)
+	}
+}
+
 // requireKnownState checks that status shows a held state read back and
 // verified, and that it is what the switches hold.
 func (b *osmBed) requireKnownState(d deploy.Status) {
@@ -82,9 +108,11 @@ func TestOpenSMNotRunning(t *testing.T) {
 		t.Errorf("status error %q does not say OpenSM is not running", d.Error)
 	}
 	b.requireKnownState(d)
+	requireHealth(t, srv, "no-opensm")
 	b.startOpenSM()
 	st := b.waitDeployed(srv, 0, "after OpenSM started")
 	b.checkDeployed(st.Published.Generation, 16)
+	requireHealth(t, srv, "")
 }
 
 // TestOpenSMKilledMidRollout: OpenSM is killed (SIGKILL) after the first
@@ -140,11 +168,13 @@ func TestOpenSMStepNeverTakes(t *testing.T) {
 		t.Errorf("stuck at step %d of %d, the hang began after step %d", d.Step, d.Steps, atStep.Load())
 	}
 	b.requireKnownState(d)
+	requireHealth(t, srv, "stuck")
 	if err := syscall.Kill(b.osm.Pid(), syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	st = b.waitDeployed(srv, st.Published.Generation, "after OpenSM resumed")
 	b.checkDeployed(st.Published.Generation, 16)
+	requireHealth(t, srv, "")
 }
 
 // TestHelperServe is the child of TestNuesmKilledMidRollout: nuesm serve

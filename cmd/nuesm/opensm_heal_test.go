@@ -182,8 +182,10 @@ func TestOpenSMFailureHeal(t *testing.T) {
 }
 
 // TestFailoverBench is bench/failover (make bench-failover): the same
-// cable failure on the fat tree k=4 n=3 and the 4x4x4 torus, healed by
-// nuesm's deployer and by OpenSM's own engines, side by side.
+// cable failure on the fat tree k=4 n=3, the 4x4x4 torus and the 3-level
+// fat tree k=8 (192 switches, 512 hosts: the largest fabric the shared
+// machine's ibsim and OpenSM sweep within seconds), healed by nuesm's
+// deployer and by OpenSM's own engines, side by side.
 func TestFailoverBench(t *testing.T) {
 	out := os.Getenv("NUESM_BENCH_FAILOVER")
 	if out == "" {
@@ -191,13 +193,14 @@ func TestFailoverBench(t *testing.T) {
 	}
 	ft, _ := topo.FatTree(4, 3, 0)
 	torus, _ := topo.Torus([]int{4, 4, 4}, 1, false)
+	big, _ := topo.FatTree(8, 3, 0)
 	var rows []string
 	rows = append(rows, "| fabric | recovery | healed (s) | pair-seconds black-holed | states read | unsafe states |", "|---|---|---|---|---|---|")
 	for _, f := range []struct {
 		name string
 		tp   *topo.Topology
 		vls  int
-	}{{"fat tree k=4 n=3", ft, 4}, {"torus 4x4x4", torus, 8}} {
+	}{{"fat tree k=4 n=3", ft, 4}, {"torus 4x4x4", torus, 8}, {"fat tree k=8 n=3", big, 4}} {
 		add := func(who string, r healResult) {
 			unsafe := fmt.Sprint(r.Unsafe)
 			if !r.Cycles {

@@ -38,7 +38,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/internal/atomicfile"
+	"github.com/nuesm/nuesm/lft"
 )
 
 // Status is the deployer's part of the daemon's /status.
@@ -119,6 +121,28 @@ type Deployer struct {
 	// operVLsOK is the VL count the ports were seen to operate (read once:
 	// a port's operational VLs change only when OpenSM's max_op_vls does).
 	operVLsOK int
+	// lastRead is the last state read back (on lastG): the entries
+	// dump_fts misses are read again only where a step writes them.
+	lastG    *fabric.Graph
+	lastRead *lft.Routing
+}
+
+// read reads the switches back; entries dump_fts misses that no step
+// wrote since the last read (want agrees with it; nil: any) are taken
+// from that read.
+func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing) (*lft.Routing, []string, error) {
+	var known Known
+	switch {
+	case d.lastRead != nil && want != nil:
+		known = KnownUnchanged(d.lastG, d.lastRead, g, want)
+	case d.lastRead != nil:
+		known = KnownUnchanged(d.lastG, d.lastRead, d.lastG, d.lastRead)
+	}
+	r, missing, err := readLFTs(ctx, d.run, g, known)
+	if err == nil && len(missing) == 0 {
+		d.lastG, d.lastRead = g, r
+	}
+	return r, missing, err
 }
 
 type genRef struct {
@@ -184,6 +208,21 @@ func (d *Deployer) Status() Status {
 		s.Discovery = &disc
 	}
 	return s
+}
+
+// Problem says what is wrong with the rollout ("" when nothing is): a
+// rollout stuck, refused or without OpenSM, or switches read back in an
+// unsafe state. Safe for concurrent use.
+func (d *Deployer) Problem() string {
+	s := d.status.Load()
+	switch s.Phase {
+	case PhaseStuck, PhaseRefused, PhaseNoOpenSM:
+		return fmt.Sprintf("rollout of generation %d %s: %s", s.Target, s.Phase, s.Error)
+	}
+	if h := s.Held; h != nil && !h.Safe {
+		return fmt.Sprintf("the switches hold an unsafe state (%s): %d looping pairs, cycle %s", h.Matches, h.Loops, h.Cycle)
+	}
+	return ""
 }
 
 func (d *Deployer) publishStatus() {

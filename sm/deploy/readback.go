@@ -57,20 +57,35 @@ func readLFTs(ctx context.Context, run *runner, g *fabric.Graph, known Known) (*
 
 var switchGUID = regexp.MustCompile(`(?m)^Unicast lids \[0x[0-9a-fA-F]+-(0x[0-9a-fA-F]+)\] of switch DR path slid \d+; dlid \d+; ([0-9,]+) guid 0x([0-9a-fA-F]+)`)
 
-// Known gives the entry of switch s for LID lid when the caller knows it
-// (read back before, not written since).
-type Known func(s int32, lid int) (uint8, bool)
+// Known gives the entry of the switch with node GUID guid for LID lid
+// when the caller knows it (read back before, not written since).
+type Known func(guid uint64, lid int) (uint8, bool)
 
-// KnownUnchanged knows the entries that prev (read back) and next (the
-// tables being applied) agree on: a subnet manager writes only the
-// blocks that change, so those entries still hold what was read.
-func KnownUnchanged(prev, next *lft.Routing) Known {
-	if prev == nil || next == nil {
+// KnownUnchanged knows the entries that prev (read back, a routing of
+// pg) and next (the tables being applied, a routing of ng) agree on,
+// switches matched by GUID: a subnet manager writes only the blocks that
+// change, so those entries still hold what was read. With next == prev
+// it knows every entry read.
+func KnownUnchanged(pg *fabric.Graph, prev *lft.Routing, ng *fabric.Graph, next *lft.Routing) Known {
+	if pg == nil || prev == nil || ng == nil || next == nil {
 		return nil
 	}
-	return func(s int32, lid int) (uint8, bool) {
-		p := prev.Port(s, lid)
-		return p, p == next.Port(s, lid)
+	index := func(g *fabric.Graph) map[uint64]int32 {
+		idx := make(map[uint64]int32, g.NumSwitches())
+		for s, id := range g.Switches {
+			idx[g.F.Nodes[id].GUID] = int32(s)
+		}
+		return idx
+	}
+	pi, ni := index(pg), index(ng)
+	return func(guid uint64, lid int) (uint8, bool) {
+		ps, ok1 := pi[guid]
+		ns, ok2 := ni[guid]
+		if !ok1 || !ok2 || lid > prev.MaxLID() || lid > next.MaxLID() {
+			return 0, false
+		}
+		p := prev.Port(ps, lid)
+		return p, p == next.Port(ns, lid)
 	}
 }
 
@@ -103,7 +118,7 @@ func readTopLIDs(ctx context.Context, run *runner, g *fabric.Graph, r *lft.Routi
 			continue
 		}
 		if known != nil {
-			if p, ok := known(s, t.lid); ok {
+			if p, ok := known(t.guid, t.lid); ok {
 				r.SetPort(s, t.lid, p)
 				continue
 			}

@@ -166,7 +166,7 @@ func loadGeneration(dir string) (*fabric.Graph, *lft.Routing, error) {
 // later heavy sweep moves the switches behind the deployer's back.
 func (d *Deployer) settle(ctx context.Context, g *fabric.Graph) (*lft.Routing, error) {
 	for try := 0; ; try++ {
-		held, missing, err := readLFTs(ctx, d.run, g, nil)
+		held, missing, err := d.read(ctx, g, nil)
 		if err != nil {
 			return nil, fmt.Errorf("reading the switches' tables: %w", err)
 		}

@@ -62,3 +62,6 @@ func (a Adapter) Status() any { return a.D.Status() }
 
 // Deployed implements sm.Deployer.
 func (a Adapter) Deployed() int { return a.D.Status().Deployed }
+
+// Problem implements sm.DeployerHealth.
+func (a Adapter) Problem() string { return a.D.Problem() }

@@ -45,7 +45,7 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 		return nil, err
 	}
 	tApply := time.Now()
-	got, err := d.apply(ctx, g, cur, next)
+	got, err := d.apply(ctx, g, next)
 	applied := time.Since(tApply)
 	if err != nil {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
@@ -86,7 +86,7 @@ func (d *Deployer) setStepNote(note string) {
 // readHeldAfterFailure reads the switches back so that status shows what
 // they hold after a step that did not take.
 func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, gen, i int, cur, next *lft.Routing) {
-	held, missing, err := readLFTs(ctx, d.run, g, nil)
+	held, missing, err := d.read(ctx, g, nil)
 	if err != nil {
 		d.held = &HeldStatus{ReadAt: time.Now().UTC(), Generation: gen, Matches: "unknown: reading the switches failed: " + err.Error()}
 		return
@@ -120,10 +120,9 @@ func applyStep(g *fabric.Graph, r *lft.Routing, s *plan.Step) {
 // apply makes OpenSM load the staged tables (SIGHUP: a heavy sweep) and
 // waits until the switches hold want. OpenSM's log says when the file
 // engine configured the switches or rejected the file; a sweep that read
-// the file before it was staged gets another SIGHUP. prev is the state
-// read back before: the entries dump_fts cannot read are read again only
-// where the step writes them.
-func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, prev, want *lft.Routing) (*lft.Routing, error) {
+// the file before it was staged gets another SIGHUP. The entries
+// dump_fts cannot read are read again only where the step writes them.
+func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing) (*lft.Routing, error) {
 	deadline := time.Now().Add(d.cfg.StepTimeout)
 	off := d.osm.logOffset()
 	if _, err := d.osm.hup(); err != nil {
@@ -140,7 +139,7 @@ func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, prev, want *lft.R
 			return nil, err
 		}
 		if len(lg.configured) > 0 {
-			got, missing, err := readLFTs(ctx, d.run, g, KnownUnchanged(prev, want))
+			got, missing, err := d.read(ctx, g, want)
 			switch {
 			case err != nil:
 				last = err.Error()
