@@ -248,3 +248,29 @@ func TestNuesmKilledMidRollout(t *testing.T) {
 		t.Errorf("deployed %d, published %d", d.Deployed, st.Published.Generation)
 	}
 }
+
+// TestOpenSMManageConf: OpenSM's configuration maps SL 0 to VL 1, which
+// the routing does not; with manage_conf the deployer writes the
+// routing's qos_*sl2vl lines into opensm.conf before the first step (the
+// switches hold no routes yet), and the SL2VL tables read back with
+// smpquery are the routing's.
+func TestOpenSMManageConf(t *testing.T) {
+	b, _ := faultBed(t)
+	b.osm.Stop()
+	wrong := "qos_sl2vl 1,1,2,3,4,5,6,7,8,9,10,11,12,13,14,7"
+	b.conf = append(b.conf, wrong)
+	b.startOpenSM()
+	cfg := b.config("nue", 2)
+	cfg.OpenSM.ManageConf = true
+	srv := b.server(cfg)
+	runDaemon(t, srv)
+	st := b.waitDeployed(srv, 0, "initial with manage_conf")
+	b.checkDeployed(st.Published.Generation, 16)
+	conf, err := os.ReadFile(cfg.OpenSM.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(conf), wrong) || !strings.Contains(string(conf), "qos_sl2vl 0,") {
+		t.Errorf("opensm.conf does not keep the admin's line and add the routing's map:\n%s", conf)
+	}
+}

@@ -45,6 +45,9 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	if _, err := d.osm.pid(); err != nil {
 		return d.stop(PhaseNoOpenSM, "no-opensm", err)
 	}
+	if err := d.manageConf(held, target); err != nil {
+		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
+	}
 	if sameTables(g, held, target) {
 		d.held.Matches = fmt.Sprintf("generation %d", ref.gen)
 		return d.done(ref.gen)
