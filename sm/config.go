@@ -14,6 +14,7 @@ import (
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/slurm"
 )
 
 // Config configures the daemon. Durations are TOML strings ("2s", "10m").
@@ -106,8 +107,8 @@ type SLURMConfig struct {
 	// token on the wire in clear text; off by default: use https:// or
 	// unix://).
 	RestAllowHTTPToken bool `toml:"rest_allow_http_token"`
-	// MaxAnswerBytes bounds one answer of squeue or slurmrestd (0: the
-	// slurm package's defaults, 16 MiB for squeue, 256 MiB for slurmrestd).
+	// MaxAnswerBytes bounds one answer of squeue or slurmrestd (default
+	// 16 MiB for squeue, 256 MiB for slurmrestd).
 	MaxAnswerBytes int64 `toml:"max_answer_bytes"`
 	// Poll is the polling interval (default 30s, at least 1s; "off"
 	// disables polling: only the hooks' POST /reroute and the daemon's
@@ -195,6 +196,12 @@ func (c Config) Defaults() Config {
 	}
 	if s.ExcludePartitions == nil {
 		s.ExcludePartitions = []string{"debug"}
+	}
+	if s.MaxAnswerBytes == 0 {
+		s.MaxAnswerBytes = slurm.DefaultSqueueMaxBytes
+		if s.Source == "rest" {
+			s.MaxAnswerBytes = slurm.DefaultRESTMaxBytes
+		}
 	}
 	return c
 }
