@@ -17,19 +17,18 @@ const repairSuffix = "+repair"
 // least change (routing.Repair): after a cable or switch failure only the
 // entries that led into it change, so a failure costs an update of tens
 // of entries, not a full reroute. When nothing led into a failed part (a
-// cable or switch came back) the published tables stay: they are
-// verified on this fabric, and a full reroute would move most entries
-// for balance alone; the next full routing (a restart, a job change)
-// uses the returned part.
+// cable or switch came back) the engine chain routes in full, so the
+// part carries traffic again.
 //
-// It applies when tables for this fabric's switches and LIDs are
-// published, no job is routed now or was then (SAR tables follow their
-// jobs), the reroute is not the daemon's first, and the result verifies;
-// otherwise it returns nil and the engine chain routes.
-func (s *Server) repair(ctx context.Context, g *fabric.Graph, jobs []routing.Job) *routing.Result {
+// It applies when the fabric (dump SHA-256 hash) differs from the one
+// the published tables were made for, tables for its switches and LIDs
+// are published, no job is routed now or was then (SAR tables follow
+// their jobs), the reroute is not the daemon's first, and the result
+// verifies; otherwise it returns nil and the engine chain routes.
+func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs []routing.Job) *routing.Result {
 	now := s.Status()
 	pub := now.Published
-	if len(jobs) > 0 || pub == nil || len(pub.Jobs) > 0 || now.LastTrigger == "start" {
+	if len(jobs) > 0 || pub == nil || pub.FabricSHA256 == hash || len(pub.Jobs) > 0 || now.LastTrigger == "start" {
 		return nil
 	}
 	old := s.readPublished(g)
@@ -51,7 +50,7 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, jobs []routing.Job
 		return nil
 	}
 	if st.Changed == 0 {
-		r = old
+		return nil
 	}
 	t1 := time.Now()
 	rep, err := routing.Verify(g, r, e, routing.Options{MaxVLs: s.cfg.MaxVLs})
@@ -61,11 +60,6 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, jobs []routing.Job
 	if err != nil {
 		s.log.Warn("the repaired tables do not verify; full reroute", "err", err)
 		return nil
-	}
-	if st.Changed == 0 {
-		r.Engine = pub.Engine
-		s.log.Info("no published route leads into a failed part: the published tables stay", "engine", r.Engine)
-		return &routing.Result{Routing: r, Report: rep, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Route: tr, Verify: tv}}}
 	}
 	r.Engine = base + repairSuffix
 	s.log.Info("repaired the published tables", "engine", r.Engine, "destinations", st.Dests, "entries", st.Changed,

@@ -101,7 +101,10 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	g := l.Graph
 	jobs, jobStatus := s.currentJobs(g)
-	res, err := s.routeAndVerify(ctx, g, jobs)
+	res := s.repair(ctx, g, hash, jobs)
+	if res == nil {
+		res, err = s.routeAndVerify(ctx, g, jobs)
+	}
 	if err == nil {
 		err = ctx.Err() // past the deadline: publish nothing
 	}
@@ -211,14 +214,10 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 	return resultPublished, nil
 }
 
-// routeAndVerify repairs the published tables where that applies
-// (repair), else runs the engine chain (routing.RouteChain: every routing
-// is verified before it counts), and times each attempt's phases "route"
+// routeAndVerify runs the engine chain (routing.RouteChain: every routing
+// is verified before it counts) and times each attempt's phases "route"
 // and "verify".
 func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []routing.Job) (*routing.Result, error) {
-	if res := s.repair(ctx, g, jobs); res != nil {
-		return res, nil
-	}
 	opt := routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed, Jobs: jobs}
 	res, err := routing.RouteChain(ctx, g, s.engines, opt)
 	if res != nil {

@@ -175,9 +175,9 @@ func interSwitchPort(t *testing.T, tp *topo.Topology) (string, int) {
 // to the real OpenSM on a simulated 3-level fat tree k=4: the initial
 // tables roll out; a switch-to-switch cable fails (ibsim Unlink) and is
 // repaired (ReLink); discovery notices each change through OpenSM's heavy
-// sweep, the daemon reroutes (after the ReLink the tables stay: nothing
-// leads into a failed cable), and the deployer rolls every new generation
-// out step by step. After each write step the test reads every switch
+// sweep, the daemon reroutes (Nue in full: no minimal repair exists for
+// this cable, and none is needed after the ReLink), and the deployer
+// rolls every new generation out step by step. After each write step the test reads every switch
 // back (dump_fts) and requires the step's tables and a state without
 // loops or CDG cycles with every destination live; after each change the
 // published tables, SA path SLs and SL2VL tables.
