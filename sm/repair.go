@@ -20,25 +20,39 @@ const repairSuffix = "+repair"
 // cable or switch came back) the engine chain routes in full, so the
 // part carries traffic again.
 //
-// It applies when the fabric (dump SHA-256 hash) differs from the one
-// the published tables were made for, tables for its switches and LIDs
-// are published, no job is routed now or was then (SAR tables follow
-// their jobs), the reroute is not the daemon's first, and the result
+// Repaired tables stay while the fabric stays as it is: a reroute of
+// the same fabric (a poll, a restart, POST /reroute) would otherwise
+// replace tens of repaired entries by a full routing's thousands.
+//
+// It applies when tables for this fabric's switches and LIDs are
+// published by the chain's first engine (repaired or not), no job is
+// routed now or was then (SAR tables follow their jobs), and the result
 // verifies; otherwise it returns nil and the engine chain routes.
 func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs []routing.Job) *routing.Result {
-	now := s.Status()
-	pub := now.Published
-	if len(jobs) > 0 || pub == nil || pub.FabricSHA256 == hash || len(pub.Jobs) > 0 || now.LastTrigger == "start" {
+	pub := s.Status().Published
+	if len(jobs) > 0 || pub == nil || len(pub.Jobs) > 0 {
+		return nil
+	}
+	base, repaired := strings.CutSuffix(pub.Engine, repairSuffix)
+	first, _, _ := strings.Cut(s.cfg.Engines, ",")
+	if first, _, _ = strings.Cut(first, ":"); base != first || (pub.FabricSHA256 == hash && !repaired) {
+		return nil
+	}
+	e, err := routing.Lookup(base)
+	if err != nil {
 		return nil
 	}
 	old := s.readPublished(g)
 	if old == nil {
 		return nil
 	}
-	base, _ := strings.CutSuffix(pub.Engine, repairSuffix)
-	e, err := routing.Lookup(base)
-	if err != nil {
-		return nil
+	if pub.FabricSHA256 == hash {
+		rep, err := routing.Verify(g, old, e, routing.Options{MaxVLs: s.cfg.MaxVLs})
+		if err != nil {
+			return nil
+		}
+		old.Engine = pub.Engine
+		return &routing.Result{Routing: old, Report: rep, Attempts: []routing.Attempt{{Engine: old.Engine, Report: rep}}}
 	}
 	t0 := time.Now()
 	r, st, err := routing.Repair(ctx, g, old)

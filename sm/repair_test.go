@@ -28,8 +28,8 @@ func readGen(t *testing.T, out string, gen int) (*fabric.Graph, *lft.Routing) {
 }
 
 // A cable failure repairs the published tables (only entries that led
-// into the cable change, engine "nue+repair"); the cable's return routes
-// in full again.
+// into the cable change, engine "nue+repair"); another reroute of the same
+// fabric keeps them; the cable's return routes in full again.
 func TestCableFailureRepairs(t *testing.T) {
 	dir := t.TempDir()
 	fab := filepath.Join(dir, "fabric.topo")
@@ -71,6 +71,13 @@ func TestCableFailureRepairs(t *testing.T) {
 		t.Errorf("repair changed %d entries, a full Nue reroute %d: not a minimal change", n, nf)
 	}
 	t.Logf("repair: %d entries changed (full reroute: %d)", n, nf)
+
+	n0 := st.Reroutes
+	s.Trigger("test")
+	st = waitFor(t, s, "reroute of the same fabric", func(st Status) bool { return st.Reroutes > n0 && st.State == "idle" })
+	if st.LastResult != resultUnchanged || st.Published.Generation != 2 || st.Published.Engine != "nue"+repairSuffix {
+		t.Fatalf("same fabric again: %s, generation %d, engine %s; the repaired tables should stay", st.LastResult, st.Published.Generation, st.Published.Engine)
+	}
 
 	writeFabric(t, fab, tp, nil)
 	st = waitFor(t, s, "full reroute", func(st Status) bool { return st.Published != nil && st.Published.Generation == 3 })

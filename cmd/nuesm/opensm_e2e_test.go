@@ -285,7 +285,7 @@ func rolloutEngines(t *testing.T, b *osmBed, vls, gen int, fresh bool, engines .
 	}
 }
 
-// TestOpenSMRolloutTorus: a 4×4×4 torus with 4 VLs. Nue's tables roll
+// TestOpenSMRolloutTorus: a 4×4×4 torus with 8 VLs. Nue's tables roll
 // out; a switch-to-switch cable fails and the repaired tables roll out
 // step by step, each step read back equal and verified with every
 // destination live; then DFSSSP (SLs per source switch, served by QoS
@@ -299,7 +299,7 @@ func TestOpenSMRolloutTorus(t *testing.T) {
 	}
 	b := newOSMBed(t, tp)
 	b.discover()
-	srv := b.server(b.config("nue", 4))
+	srv := b.server(b.config("nue", 8))
 	stop := runDaemon(t, srv)
 	st := b.waitDeployed(srv, 0, "initial rollout")
 	before := b.steps()
@@ -315,7 +315,7 @@ func TestOpenSMRolloutTorus(t *testing.T) {
 	}
 	b.checkDeployed(st.Published.Generation, 32)
 	stop()
-	rolloutEngines(t, b, 4, st.Published.Generation, true, "dfsssp", "sar-nue")
+	rolloutEngines(t, b, 8, st.Published.Generation, true, "dfsssp", "sar-nue")
 }
 
 // TestOpenSMRolloutLASH: LASH on a 6×6 torus needs 3 VLs with SLs per
