@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/nuesm/nuesm/ibnetdiscover"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -256,7 +257,12 @@ func rolloutEngines(t *testing.T, b *osmBed, vls, gen int, fresh bool, engines .
 	for i, e := range engines {
 		if fresh && (i > 0 || gen > 0) {
 			b.empty()
+			// A new output: its generations count from 1, so the
+			// rollout state of the last one goes too.
 			b.out, gen = filepath.Join(t.TempDir(), "out"), 0
+			if err := os.Remove(filepath.Join(b.state, "state.json")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var extra []sm.Option
 		if e == "sar-nue" {

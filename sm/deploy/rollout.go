@@ -67,7 +67,12 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	}
 	d.log.Info("rollout", "generation", ref.gen, "stages", len(stages), "steps", d.plan.Steps, "lft_writes", d.plan.Writes,
 		"blackout_destinations", d.plan.Blackout, "note", d.plan.Note)
+	// The first stage starts from held, or from the empty tables (no
+	// routes held: the SLs staged before belong to no route).
 	staged, n := held, 0
+	if len(stages) > 0 {
+		staged = stages[0].From
+	}
 	for k, stage := range stages {
 		if k > 0 {
 			// Stages are proven apart: the packets of one leave the
