@@ -50,14 +50,8 @@ const MaxLiveRounds = 4
 // ErrNeedsDrain.
 func BuildLive(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt Options) ([]Stage, error) {
 	opt.AllowReorder, opt.NoPause = true, true
-	if err := opt.Validate(); err != nil {
-		return nil, err
-	}
-	opt = opt.withDefaults()
-	if g == nil || old == nil || new == nil {
-		return nil, fmt.Errorf("plan: build needs a fabric and both routings")
-	}
-	if err := checkEndpoints(g, old, new, opt); err != nil {
+	opt, err := prepare(g, old, new, opt)
+	if err != nil {
 		return nil, err
 	}
 	var stages []Stage

@@ -295,23 +295,46 @@ func deployStatus(st sm.Status) deploy.Status {
 	return deploy.Status{}
 }
 
-// waitDeployed waits until the deployer has rolled out the published
-// generation (newer than after) and returns the daemon's status.
-func (b *osmBed) waitDeployed(srv *sm.Server, after int, what string) sm.Status {
+// waitIdle waits until the daemon is idle, the deployer holds the
+// published generation, and ok holds; it returns the daemon's status.
+func (b *osmBed) waitIdle(srv *sm.Server, what string, ok func(sm.Status, deploy.Status) bool) sm.Status {
 	b.t.Helper()
 	deadline := time.Now().Add(budget(b.t, 0.3))
 	for {
 		st := srv.Status()
 		d := deployStatus(st)
-		if st.State == "idle" && st.Published != nil && st.Published.Generation > after &&
-			d.Deployed == st.Published.Generation && d.Phase == deploy.PhaseIdle {
+		if st.State == "idle" && st.Published != nil && d.Deployed == st.Published.Generation && d.Phase == deploy.PhaseIdle && ok(st, d) {
 			return st
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("%s: generation after %d not deployed: daemon %s (%s %s), deploy %+v", what, after, st.State, st.LastResult, st.LastError, d)
+			b.t.Fatalf("%s: not deployed: daemon %s (%s %s), deploy %+v", what, st.State, st.LastResult, st.LastError, d)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitDeployed waits until the deployer has rolled out the published
+// generation (newer than after) and returns the daemon's status.
+func (b *osmBed) waitDeployed(srv *sm.Server, after int, what string) sm.Status {
+	b.t.Helper()
+	return b.waitIdle(srv, fmt.Sprintf("%s (generation after %d)", what, after), func(st sm.Status, _ deploy.Status) bool {
+		return st.Published.Generation > after
+	})
+}
+
+// deployed starts the bed's daemon with engine and vls on tp (cfg, when
+// set, adjusts the configuration) and waits for the initial rollout.
+func deployed(t *testing.T, tp *topo.Topology, engine string, vls int, cfg func(*sm.Config)) (*osmBed, *sm.Server, sm.Status) {
+	t.Helper()
+	b := newOSMBed(t, tp)
+	b.discover()
+	c := b.config(engine, vls)
+	if cfg != nil {
+		cfg(&c)
+	}
+	srv := b.server(c)
+	runDaemon(t, srv)
+	return b, srv, b.waitDeployed(srv, 0, "initial rollout")
 }
 
 // changes returns how many fabric changes discovery has seen.
@@ -328,19 +351,9 @@ func changes(srv *sm.Server) int64 {
 // the tables as they were, the same).
 func (b *osmBed) waitSettled(srv *sm.Server, seen int64, what string) sm.Status {
 	b.t.Helper()
-	deadline := time.Now().Add(budget(b.t, 0.3))
-	for {
-		st := srv.Status()
-		d := deployStatus(st)
-		if d.Discovery != nil && d.Discovery.Changes > seen && st.State == "idle" && st.LastReroute.After(d.Discovery.LastChange) &&
-			st.Published != nil && d.Deployed == st.Published.Generation && d.Phase == deploy.PhaseIdle {
-			return st
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("%s: not settled: daemon %s (%s %s), deploy %+v", what, st.State, st.LastResult, st.LastError, d)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return b.waitIdle(srv, what, func(st sm.Status, d deploy.Status) bool {
+		return d.Discovery != nil && d.Discovery.Changes > seen && st.LastReroute.After(d.Discovery.LastChange)
+	})
 }
 
 // published reads a published generation's fabric and tables.

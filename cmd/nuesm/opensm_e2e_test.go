@@ -178,20 +178,16 @@ func interSwitchPort(t *testing.T, tp *topo.Topology) (string, int) {
 // repaired (ReLink); discovery notices each change through OpenSM's heavy
 // sweep, the daemon reroutes (Nue in full: no minimal repair exists for
 // this cable, and none is needed after the ReLink), and the deployer
-// rolls every new generation out step by step. After each write step the test reads every switch
-// back (dump_fts) and requires the step's tables and a state without
-// loops or CDG cycles with every destination live; after each change the
-// published tables, SA path SLs and SL2VL tables.
+// rolls every new generation out step by step. After each write step the
+// test reads every switch back (dump_fts) and requires the step's tables
+// and a state without loops or CDG cycles with every destination live;
+// after each change the published tables, SA path SLs and SL2VL tables.
 func TestOpenSMRolloutFatTree(t *testing.T) {
 	tp, err := topo.FatTree(4, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newOSMBed(t, tp)
-	b.discover()
-	srv := b.server(b.config("nue", 4))
-	e2eDaemon(t, srv)
-	st := b.waitDeployed(srv, 0, "initial rollout")
+	b, srv, st := deployed(t, tp, "nue", 4, nil)
 	b.checkDeployed(st.Published.Generation, 96)
 
 	name, port := interSwitchPort(t, tp)

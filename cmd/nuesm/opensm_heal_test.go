@@ -14,6 +14,7 @@ import (
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/ibtest"
 	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/sm"
 	"github.com/nuesm/nuesm/sm/deploy"
 	"github.com/nuesm/nuesm/topo"
 )
@@ -109,13 +110,7 @@ func (b *osmBed) stagedSLs(g *fabric.Graph) func(*lft.Routing) {
 // healNuesm deploys Nue with the deployer, fails a switch-to-switch cable
 // and measures the heal; then repairs it and waits for the rollout.
 func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration) healResult {
-	b := newOSMBed(t, tp)
-	b.discover()
-	cfg := b.config("nue", vls)
-	cfg.OpenSM.Drain.Duration = drain
-	srv := b.server(cfg)
-	runDaemon(t, srv)
-	st := b.waitDeployed(srv, 0, "initial")
+	b, srv, st := deployed(t, tp, "nue", vls, func(c *sm.Config) { c.OpenSM.Drain.Duration = drain })
 	name, port := interSwitchPort(t, tp)
 	t0 := time.Now()
 	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
@@ -249,11 +244,7 @@ func TestOpenSMSwitchFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newOSMBed(t, tp)
-	b.discover()
-	srv := b.server(b.config("nue", 4))
-	runDaemon(t, srv)
-	st := b.waitDeployed(srv, 0, "initial")
+	b, srv, st := deployed(t, tp, "nue", 4, nil)
 	sw := topSwitch(t, tp, 2)
 	t0 := time.Now()
 	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q", sw)); err != nil || strings.Contains(out, "#") {
