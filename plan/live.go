@@ -45,6 +45,9 @@ const MaxLiveRounds = 4
 // or one that old and new share with an unchanged SL). Their changed
 // pairs are black-holed between the two; Plan.Blackout names them.
 //
+// Entries and SLs for LIDs nobody answers on g (a failed switch's)
+// carry no packet to a destination; a last stage writes them.
+//
 // A change of the SL2VL tables cannot be made live (a packet in flight
 // would meet both maps): BuildLive returns an error wrapping
 // ErrNeedsDrain.
@@ -54,6 +57,72 @@ func BuildLive(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt 
 	if err != nil {
 		return nil, err
 	}
+	owned, err := ownedOnly(g, old, new)
+	if err != nil {
+		return nil, err
+	}
+	stages, err := buildRounds(ctx, g, old, owned, opt)
+	if err != nil || owned == new {
+		return stages, err
+	}
+	d, err := lft.Diff(g, owned, new)
+	if err != nil {
+		return nil, err
+	}
+	last := OneShot(d)
+	for i := range last.Steps {
+		last.Steps[i].Note = "entries of LIDs nobody answers any more"
+	}
+	last.AllowReorder, last.MaxVLs = true, opt.MaxVLs
+	return append(stages, Stage{Plan: last, From: owned, To: new}), nil
+}
+
+// ownedOnly returns new with the entries and SLs of LIDs nobody answers
+// on g as old has them (new itself when they agree).
+func ownedOnly(g *fabric.Graph, old, new *lft.Routing) (*lft.Routing, error) {
+	d, err := lft.Diff(g, old, new)
+	if err != nil {
+		return nil, err
+	}
+	owned := map[int]bool{}
+	for _, lid := range destLIDs(g) {
+		owned[lid] = true
+	}
+	same := true
+	for i := range d.Switches {
+		sw := &d.Switches[i]
+		keep := sw.Entries[:0]
+		for _, e := range sw.Entries {
+			if owned[e.LID] {
+				keep = append(keep, e)
+			} else {
+				same = false
+			}
+		}
+		sw.Entries = keep
+	}
+	sls := d.SL[:0]
+	for _, c := range d.SL {
+		if owned[c.DLID] {
+			sls = append(sls, c)
+		} else {
+			same = false
+		}
+	}
+	d.SL = sls
+	if same {
+		return new, nil
+	}
+	r := old.Clone()
+	if err := d.Apply(r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// buildRounds plans old -> new (which differ only in LIDs somebody
+// answers) in live rounds and, when they stall, a blackout.
+func buildRounds(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt Options) ([]Stage, error) {
 	var stages []Stage
 	cur := old
 	for round := 1; ; round++ {

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -160,4 +161,33 @@ func TestBuildLiveRefusesSL2VLChange(t *testing.T) {
 		t.Fatalf("SL2VL change: %v, expected ErrNeedsDrain", err)
 	}
 	t.Log(err)
+}
+
+// A failed switch: its LID has no owner on the fabric left, so the
+// entries towards it change in a last stage of their own; the stages end
+// exactly at the new tables.
+func TestBuildLiveSwitchFailure(t *testing.T) {
+	ft, err := topo.FatTree(4, 3, 0)
+	g0 := compile(t, ft, err)
+	old0 := routeWith(t, g0, "nue", routing.Options{MaxVLs: 4})
+	f, _, err := topo.InjectFailures(ft.Fabric, topo.FailureSpec{Switches: 1, Seed: 3, SkipCritical: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := lft.WriteOpenSMLFTs(&buf, g0, old0); err != nil {
+		t.Fatal(err)
+	}
+	old, err := lft.ReadLFTs(&buf, "old", g, lft.ReadOptions{SkipUnknownSwitches: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.SL, old.NumVLs = old0.SL, old0.NumVLs
+	new := routeWith(t, g, "nue", routing.Options{MaxVLs: 4})
+	stages := checkLive(t, g, old, new, 4)
+	t.Logf("%d switches left; last stage: %s", g.NumSwitches(), stages[len(stages)-1].Plan.Steps[0].Note)
 }
