@@ -45,7 +45,8 @@ const MaxLiveRounds = 4
 // or one that old and new share with an unchanged SL). Their changed
 // pairs are black-holed between the two; Plan.Blackout names them.
 //
-// Entries and SLs for LIDs nobody answers on g (a failed switch's)
+// Adjacent write steps are merged where Verify still proves the stage
+// (compact). Entries and SLs for LIDs nobody answers on g (a failed switch's)
 // carry no packet to a destination; a last stage writes them.
 //
 // A change of the SL2VL tables cannot be made live (a packet in flight
@@ -62,8 +63,16 @@ func BuildLive(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt 
 		return nil, err
 	}
 	stages, err := buildRounds(ctx, g, old, owned, opt)
-	if err != nil || owned == new {
-		return stages, err
+	if err != nil {
+		return nil, err
+	}
+	for k := range stages {
+		if stages[k], err = compact(ctx, g, stages[k], opt); err != nil {
+			return nil, err
+		}
+	}
+	if owned == new {
+		return stages, nil
 	}
 	d, err := lft.Diff(g, owned, new)
 	if err != nil {

@@ -46,6 +46,9 @@ type osmBed struct {
 	last     *lft.Routing      // the test's last read-back (a routing of lastG)
 	lastG    *fabric.Graph
 	onStep   func(deploy.StepEvent) // called after each checked step (fault injection)
+	// noStepCheck leaves the deployer without the test's read-back after
+	// each step, as in production (heal times; the reader samples states).
+	noStepCheck bool
 }
 
 // budget returns frac of the time left before the test's deadline
@@ -173,7 +176,9 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	dc.AfterStep = b.checkStep
+	if !b.noStepCheck {
+		dc.AfterStep = b.checkStep
+	}
 	dc.ToolWorkDir = b.dir
 	m := sm.NewMetrics()
 	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), nil)), m.Registry)
@@ -323,10 +328,12 @@ func (b *osmBed) waitDeployed(srv *sm.Server, after int, what string) sm.Status 
 }
 
 // deployed starts the bed's daemon with engine and vls on tp (cfg, when
-// set, adjusts the configuration) and waits for the initial rollout.
-func deployed(t *testing.T, tp *topo.Topology, engine string, vls int, cfg func(*sm.Config)) (*osmBed, *sm.Server, sm.Status) {
+// set, adjusts the configuration; stepCheck reads every write step back)
+// and waits for the initial rollout.
+func deployed(t *testing.T, tp *topo.Topology, engine string, vls int, stepCheck bool, cfg func(*sm.Config)) (*osmBed, *sm.Server, sm.Status) {
 	t.Helper()
 	b := newOSMBed(t, tp)
+	b.noStepCheck = !stepCheck
 	b.discover()
 	c := b.config(engine, vls)
 	if cfg != nil {

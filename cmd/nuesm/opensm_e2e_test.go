@@ -187,7 +187,7 @@ func TestOpenSMRolloutFatTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, srv, st := deployed(t, tp, "nue", 4, nil)
+	b, srv, st := deployed(t, tp, "nue", 4, true, nil)
 	b.checkDeployed(st.Published.Generation, 96)
 
 	name, port := interSwitchPort(t, tp)

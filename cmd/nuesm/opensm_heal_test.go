@@ -108,9 +108,11 @@ func (b *osmBed) stagedSLs(g *fabric.Graph) func(*lft.Routing) {
 }
 
 // healNuesm deploys Nue with the deployer, fails a switch-to-switch cable
-// and measures the heal; then repairs it and waits for the rollout.
+// and measures the heal; then repairs it and waits for the rollout. The
+// deployer runs as in production, without the test's read-back after each
+// step: the measuring reader checks every state it samples.
 func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration) healResult {
-	b, srv, st := deployed(t, tp, "nue", vls, func(c *sm.Config) { c.OpenSM.Drain.Duration = drain })
+	b, srv, st := deployed(t, tp, "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration = drain })
 	name, port := interSwitchPort(t, tp)
 	t0 := time.Now()
 	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
@@ -244,7 +246,7 @@ func TestOpenSMSwitchFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, srv, st := deployed(t, tp, "nue", 4, nil)
+	b, srv, st := deployed(t, tp, "nue", 4, true, nil)
 	sw := topSwitch(t, tp, 2)
 	t0 := time.Now()
 	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q", sw)); err != nil || strings.Contains(out, "#") {
