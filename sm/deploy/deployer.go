@@ -9,12 +9,14 @@
 //
 // Each published generation is rolled out with a consistent update plan
 // (package plan) built from what the switches hold, read back with
-// dump_fts: for every write step the deployer stages that step's tables,
+// dump_fts. OpenSM cannot stop hosts injecting, so the plans have no
+// pauses (plan.BuildLive): every state is proven with every destination
+// live. For every write step the deployer stages that step's tables,
 // sends SIGHUP, waits until OpenSM logs that the file engine configured
 // the switches and the switches read back equal to the step, verifies the
-// state read back (no loop, no CDG cycle), and samples the SLs OpenSM's SA
-// serves and the SL2VL tables it programmed; barriers and drains wait for
-// the packets in flight. A step that does not take within its timeout
+// state read back (no loop, no CDG cycle, every destination live), and
+// samples the SLs OpenSM's SA serves and the SL2VL tables it programmed;
+// barriers wait for the packets in flight. A step that does not take within its timeout
 // stops the rollout with the switches' state read back and reported; a
 // later try re-plans from that state and never skips a step. The state
 // machine is persisted in state.json beside the stable files, and a
