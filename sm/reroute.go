@@ -101,7 +101,10 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	g := l.Graph
 	jobs, jobStatus := s.currentJobs(g)
-	res, err := s.routeAndVerify(ctx, g, jobs)
+	res := s.repair(ctx, g, hash, jobs)
+	if res == nil {
+		res, err = s.routeAndVerify(ctx, g, jobs)
+	}
 	if err == nil {
 		err = ctx.Err() // past the deadline: publish nothing
 	}

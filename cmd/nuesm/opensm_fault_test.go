@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +60,30 @@ func (b *osmBed) waitPhase(srv *sm.Server, phase string) deploy.Status {
 	}
 }
 
+// requireHealth checks /healthz: 200, or 503 naming the deployer's
+// problem with want in it.
+func requireHealth(t *testing.T, srv *sm.Server, want string) {
+	t.Helper()
+	for i := 0; srv.Addr() == ""; i++ {
+		if i == 100 {
+			t.Fatal("daemon not listening")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + srv.Addr() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	switch {
+	case want == "" && resp.StatusCode != http.StatusOK:
+		t.Errorf("/healthz: %d %s, expected 200", resp.StatusCode, body)
+	case want != "" && (resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "deploy: ") || !strings.Contains(string(body), want)):
+		t.Errorf("/healthz: %d %q, expected 503 naming the deployer's problem (%q)", resp.StatusCode, body, want)
+	}
+}
+
 // requireKnownState checks that status shows a held state read back and
 // verified, and that it is what the switches hold.
 func (b *osmBed) requireKnownState(d deploy.Status) {
@@ -84,9 +110,11 @@ func TestOpenSMNotRunning(t *testing.T) {
 		t.Errorf("status error %q does not say OpenSM is not running", d.Error)
 	}
 	b.requireKnownState(d)
+	requireHealth(t, srv, "no-opensm")
 	b.startOpenSM()
 	st := b.waitDeployed(srv, 0, "after OpenSM started")
 	b.checkDeployed(st.Published.Generation, 16)
+	requireHealth(t, srv, "")
 }
 
 // TestOpenSMKilledMidRollout: OpenSM is killed (SIGKILL) after the first
@@ -142,11 +170,13 @@ func TestOpenSMStepNeverTakes(t *testing.T) {
 		t.Errorf("stuck at step %d of %d, the hang began after step %d", d.Step, d.Steps, atStep.Load())
 	}
 	b.requireKnownState(d)
+	requireHealth(t, srv, "stuck")
 	if err := syscall.Kill(b.osm.Pid(), syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	st = b.waitDeployed(srv, st.Published.Generation, "after OpenSM resumed")
 	b.checkDeployed(st.Published.Generation, 16)
+	requireHealth(t, srv, "")
 }
 
 // TestHelperServe is the child of TestNuesmKilledMidRollout: nuesm serve
@@ -265,5 +295,31 @@ func TestNuesmKilledMidRollout(t *testing.T) {
 	b.checkDeployed(st.Published.Generation, 16)
 	if d := deployStatus(st); d.Deployed != st.Published.Generation {
 		t.Errorf("deployed %d, published %d", d.Deployed, st.Published.Generation)
+	}
+}
+
+// TestOpenSMManageConf: OpenSM's configuration maps SL 0 to VL 1, which
+// the routing does not; with manage_conf the deployer writes the
+// routing's qos_*sl2vl lines into opensm.conf before the first step (the
+// switches hold no routes yet), and the SL2VL tables read back with
+// smpquery are the routing's.
+func TestOpenSMManageConf(t *testing.T) {
+	b, _ := faultBed(t)
+	b.osm.Stop()
+	wrong := "qos_sl2vl 1,1,2,3,4,5,6,7,8,9,10,11,12,13,14,7"
+	b.conf = append(b.conf, wrong)
+	b.startOpenSM()
+	cfg := b.config("nue", 2)
+	cfg.OpenSM.ManageConf = true
+	srv := b.server(cfg)
+	runDaemon(t, srv)
+	st := b.waitDeployed(srv, 0, "initial with manage_conf")
+	b.checkDeployed(st.Published.Generation, 16)
+	conf, err := os.ReadFile(cfg.OpenSM.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(conf), wrong) || !strings.Contains(string(conf), "qos_sl2vl 0,") {
+		t.Errorf("opensm.conf does not keep the admin's line and add the routing's map:\n%s", conf)
 	}
 }
