@@ -112,7 +112,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
-	result, err := s.publishSet(ctx, &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text}, st)
+	result, err := s.publishSet(ctx, &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text, OpenSMLFTs: true}, st)
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}

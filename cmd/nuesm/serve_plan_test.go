@@ -112,7 +112,7 @@ func TestServePublishesPlan(t *testing.T) {
 	if err := os.MkdirAll(prev, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"opensm-lfts.dump", "nuesm.sl", "opensm-sl2vl.dump"} {
+	for _, f := range []string{"nuesm.lft", "nuesm.sl", "nuesm.sl2vl"} {
 		copyFile(t, filepath.Join(cur, f), filepath.Join(prev, f))
 	}
 
