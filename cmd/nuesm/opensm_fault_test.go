@@ -175,7 +175,9 @@ func TestNuesmKilledMidRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := toml.NewEncoder(f).Encode(cfg); err != nil {
+	// Written out with the defaults filled in: a setting written as 0 is an
+	// error, never silently the default.
+	if err := toml.NewEncoder(f).Encode(cfg.Defaults()); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -11,8 +11,8 @@ const MaxYears = 1000
 
 // check rejects results that no study writes and the reports cannot
 // present: a configuration Study would refuse, more than MaxYears years,
-// seeds given twice, and points of a year, engine, pattern or seed the
-// configuration does not list.
+// seeds given twice, points of a year, engine, pattern or seed the
+// configuration does not list, and impossible bounds.
 func (r *Results) check() error {
 	c := r.Config
 	seeds := slices.Clone(c.Seeds)
@@ -35,6 +35,26 @@ func (r *Results) check() error {
 		case !slices.Contains(seeds, p.Seed):
 			return fmt.Errorf("point %d: seed %d, expected one of config.seeds %v", i, p.Seed, seeds)
 		}
+		if err := p.Fabric.check(); err != nil {
+			return fmt.Errorf("point %d: fabric_bound: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// check rejects bounds no computation gives: rates outside [0, 1], a
+// lower bound above the upper one.
+func (b FabricBound) check() error {
+	for _, v := range []float64{b.Concurrent, b.ConcurrentLow, b.Cut, b.Mean} {
+		if !(v >= 0 && v <= 1) {
+			return fmt.Errorf("rate %g, expected 0..1", v)
+		}
+	}
+	if b.ConcurrentLow > b.Concurrent {
+		return fmt.Errorf("concurrent_low %g above concurrent %g", b.ConcurrentLow, b.Concurrent)
+	}
+	if b.Phases < 0 {
+		return fmt.Errorf("%d phases, expected >= 0", b.Phases)
 	}
 	return nil
 }

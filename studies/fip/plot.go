@@ -12,8 +12,8 @@ import (
 )
 
 // Plot draws the throughput degradation of one pattern: per engine the
-// mean accepted throughput over the seeds against the year, as SVG.
-// Years where no seed routed are gaps.
+// mean accepted throughput over the seeds against the year, and the
+// routing-independent bound, as SVG. Years where no seed routed are gaps.
 func (s *Summary) Plot(w io.Writer, pattern, title string) error {
 	p := plot.New()
 	p.Title.Text = title
@@ -50,6 +50,20 @@ func (s *Summary) Plot(w io.Writer, pattern, title string) error {
 	}
 	if !found {
 		return fmt.Errorf("fip: plot: no results for pattern %q", pattern)
+	}
+	if lim := s.Limits[pattern]; lim != nil && !math.IsNaN(lim[0]) {
+		var pts plotter.XYs
+		for y, v := range lim {
+			pts = append(pts, plotter.XY{X: float64(y), Y: v})
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return err
+		}
+		l.Width = vg.Points(2)
+		l.Dashes = []vg.Length{vg.Points(2), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add("bound (any routing)", l)
 	}
 	p.X.Min, p.X.Max = 0, float64(s.Years)
 	p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {

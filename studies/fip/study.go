@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
@@ -24,7 +25,9 @@ import (
 // Config is a study: which engines, how many years at which failure
 // rates, which seeds, and what to simulate. Zero fields take defaults.
 type Config struct {
-	Engines    []string `json:"engines"`     // default nue, dfsssp, updn, minhop
+	// Engines are engine names, with parameters where wanted
+	// ("nue:share=switchlid"); default nue, dfsssp, updn, minhop.
+	Engines    []string `json:"engines"`
 	VLs        int      `json:"vls"`         // routing VL limit (default 8)
 	Years      int      `json:"years"`       // default 8
 	LinkRate   float64  `json:"link_rate"`   // of the original switch-to-switch cables per year (default 0.01)
@@ -114,6 +117,26 @@ type Point struct {
 	Bound      float64 `json:"bound"`
 	Completion int64   `json:"completion_cycles,omitempty"` // finite patterns
 	Deadlock   bool    `json:"deadlock"`                    // the run stopped in a deadlock
+
+	// Fabric bounds what any routing can reach on this seed's fabric of
+	// this year (the same for every engine and pattern; see Limit).
+	Fabric FabricBound `json:"fabric_bound"`
+}
+
+// Limit is the routing-independent bound for the point's pattern: no
+// routing's Throughput can exceed it (Fabric.Concurrent for shift,
+// Fabric.Mean for uniform at load 1). NaN for other patterns, for
+// uniform below load 1, which it does not cover, and for points without a
+// bound.
+func (p Point) Limit(load float64) float64 {
+	switch {
+	case p.Fabric.Concurrent == 0: // results without bounds
+	case p.Pattern == "shift":
+		return p.Fabric.Concurrent
+	case p.Pattern == "uniform" && load == 1:
+		return p.Fabric.Mean
+	}
+	return math.NaN()
 }
 
 // Study runs the fail-in-place study on a fabric with LIDs and returns its
@@ -152,10 +175,14 @@ func Study(ctx context.Context, f *fabric.Fabric, cfg Config, progress func(done
 	}
 	nE, nP := len(cfg.Engines), len(cfg.Patterns)
 	points := make([]Point, len(states)*nE*nP)
-	total := len(states) * nE
+	bounds := make([]*FabricBound, len(states))
+	total := len(states) * (nE + 1) // the cases, then a bound per fabric
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	err := parallel.ForProgress(ctx, total, cfg.Workers, progress, func(_, k int) error {
+		if k >= len(states)*nE {
+			return stateBound(ctx, states[k-len(states)*nE].fab, &bounds[k-len(states)*nE], cancel)
+		}
 		st, e := states[k/nE], cfg.Engines[k%nE]
 		out := points[k*nP : (k+1)*nP]
 		for i := range out {
@@ -177,12 +204,41 @@ func Study(ctx context.Context, f *fabric.Fabric, cfg Config, progress func(done
 	if err != nil {
 		return nil, err
 	}
+	// The failures of a seed only add up (critical ones are never
+	// applied), so each year's fabric is part of the year before's with
+	// the same hosts: an earlier year's upper bounds hold as well.
+	for k := 1; k < len(states); k++ {
+		if states[k].seed == states[k-1].seed {
+			b, prev := bounds[k], bounds[k-1]
+			b.Concurrent, b.Mean = min(b.Concurrent, prev.Concurrent), min(b.Mean, prev.Mean)
+		}
+	}
+	for i := range points {
+		points[i].Fabric = *bounds[i/(nE*nP)]
+	}
 	return points, nil
+}
+
+// stateBound computes the FabricBound of f into *out; a failure cancels
+// the study.
+func stateBound(ctx context.Context, f *fabric.Fabric, out **FabricBound, cancel func()) error {
+	g, err := fabric.Compile(f)
+	if err == nil {
+		*out, err = Bound(ctx, g, BoundOptions{})
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		cancel()
+		return fmt.Errorf("fip: bound: %w", err)
+	}
+	return nil
 }
 
 func (c Config) validate() error {
 	for _, e := range c.Engines {
-		if _, err := routing.Lookup(e); err != nil {
+		if _, err := lookup(e); err != nil {
 			return fmt.Errorf("fip: %w", err)
 		}
 	}
@@ -222,7 +278,7 @@ func runCase(ctx context.Context, f *fabric.Fabric, engine string, seed uint64, 
 	if err != nil {
 		return err
 	}
-	e, err := routing.Lookup(engine)
+	e, err := lookup(engine)
 	if err != nil {
 		return err
 	}
@@ -281,4 +337,17 @@ func runCase(ctx context.Context, f *fabric.Fabric, engine string, seed uint64, 
 		p.Throughput, p.Completion = res.AcceptedFraction, res.Completion
 	}
 	return nil
+}
+
+// lookup builds the engine of spec: a name with optional parameters
+// ("nue:share=switchlid"), one engine, no chain.
+func lookup(spec string) (routing.Engine, error) {
+	es, err := routing.ParseChain(spec)
+	if err != nil {
+		return nil, err
+	}
+	if len(es) != 1 {
+		return nil, fmt.Errorf("engine %q is a chain of %d, expected one engine", spec, len(es))
+	}
+	return es[0], nil
 }

@@ -60,6 +60,13 @@ func TestStudy(t *testing.T) {
 						t.Fatalf("%+v: %d links failed + %d repaired, %d switches, want %d events, 0", p, p.LinkFailures, p.Repaired, p.SwitchFailures, want)
 					}
 					checkPoint(t, p)
+					// Failures add up, so the bounds never rise.
+					if y > 0 {
+						prev := pts[i-1-len(cfg.Engines)*len(cfg.Patterns)].Fabric
+						if p.Fabric.Concurrent > prev.Concurrent || p.Fabric.Mean > prev.Mean {
+							t.Fatalf("%+v: bound %+v above the year before's %+v", p, p.Fabric, prev)
+						}
+					}
 				}
 			}
 		}
@@ -68,6 +75,10 @@ func TestStudy(t *testing.T) {
 
 func checkPoint(t *testing.T, p Point) {
 	t.Helper()
+	// Every point carries its fabric's bound, refused or not.
+	if fb := p.Fabric; !(fb.Concurrent > 0 && fb.ConcurrentLow > 0 && fb.ConcurrentLow <= fb.Concurrent && fb.Mean >= fb.ConcurrentLow) || fb.check() != nil {
+		t.Fatalf("%+v: fabric bound %+v", p, fb)
+	}
 	switch p.Engine {
 	case "nue", "dfsssp", "updn":
 		// Deadlock-free on any connected fabric within 4 VLs here.
@@ -100,13 +111,19 @@ func checkPoint(t *testing.T, p Point) {
 	if !(p.Throughput > 0 && p.Throughput <= 1) || !(p.Bound > 0) {
 		t.Fatalf("%+v: throughput %g, bound %g, want (0, 1] and > 0", p, p.Throughput, p.Bound)
 	}
+	// Two independent computations: the routing's own paths are one
+	// fractional flow, so their bound cannot beat the best flow's.
+	if p.Bound > p.Fabric.Concurrent*(1+1e-9) {
+		t.Fatalf("%+v: the paths' bound %g is above the fabric's %g", p, p.Bound, p.Fabric.Concurrent)
+	}
 	if p.Pattern == "shift" {
 		if p.Completion <= 0 {
 			t.Fatalf("%+v: shift without completion time", p)
 		}
-		// A finite exchange cannot beat the busiest link.
-		if p.Throughput > p.Bound*1.0001 {
-			t.Fatalf("%+v: shift throughput %g above the bound %g", p, p.Throughput, p.Bound)
+		// A finite exchange cannot beat the busiest link, nor the best
+		// routing.
+		if p.Throughput > p.Bound*1.0001 || p.Throughput > p.Limit(1)*(1+1e-9) {
+			t.Fatalf("%+v: shift throughput %g above the bound %g or the limit %g", p, p.Throughput, p.Bound, p.Limit(1))
 		}
 	}
 }
@@ -234,6 +251,7 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{func(c *Config) { c.Engines = []string{"nosuch"} }, "unknown engine"},
+		{func(c *Config) { c.Engines = []string{"nue:share=nosuch"} }, "share"},
 		{func(c *Config) { c.Patterns = []string{"nosuch"} }, "nosuch"},
 		{func(c *Config) { c.Seeds = []uint64{4, 4} }, "given twice"},
 		{func(c *Config) { c.VLs = 16 }, "expected 1..15"},
@@ -245,5 +263,61 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := Study(context.Background(), f, cfg, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("want error containing %q, got %v", c.want, err)
 		}
+	}
+}
+
+// TestSummaryBounds: the bound row, the split of the change into what the
+// bound explains and what the routing does, and the shares, on hand-made
+// points.
+func TestSummaryBounds(t *testing.T) {
+	r := &Results{Config: Config{Years: 1, Seeds: []uint64{1}, Engines: []string{"a", "b"}, Patterns: []string{"shift"}, Load: 1}}
+	add := func(year int, e string, thr, conc float64) {
+		r.Points = append(r.Points, Point{Seed: 1, Year: year, Engine: e, Pattern: "shift", Throughput: thr, Bound: conc,
+			Fabric: FabricBound{Concurrent: conc, ConcurrentLow: conc, Cut: 1, Mean: 1}})
+	}
+	add(0, "a", 0.9, 1)
+	add(0, "b", 0.5, 1)
+	add(1, "a", 0.4, 0.5)
+	add(1, "b", 0.49, 0.5)
+	s := r.Summarize()
+	if got := s.Limits["shift"]; got[0] != 1 || got[1] != 0.5 {
+		t.Fatalf("limits %v, want [1 0.5]", got)
+	}
+	var b bytes.Buffer
+	if err := s.WriteText(&b, 1); err != nil {
+		t.Fatal(err)
+	}
+	// a: −55.6 % = −50.0 % (the bound halves) − 5.6 % (90 % → 80 % of it);
+	// b: −2.0 % = −50.0 % + 48.0 % (50 % → 98 %, at the bound).
+	for _, line := range []string{
+		"bound: any routing  1.000  0.500  -50.0 %",
+		"a  0.900  0.400  -55.6 %   -50.0 %      -5.6 %",
+		"b  0.500  0.490   -2.0 %   -50.0 %     +48.0 %",
+		"a  90   80",
+		"b  50  98=",
+	} {
+		if !strings.Contains(b.String(), line) {
+			t.Fatalf("summary lacks %q:\n%s", line, b.String())
+		}
+	}
+}
+
+// TestEngineSpec: an engine with parameters is one engine of the study,
+// kept under its spec.
+func TestEngineSpec(t *testing.T) {
+	cfg := small(1)
+	cfg.Engines, cfg.Years, cfg.Patterns = []string{"nue:share=switchlid"}, 1, []string{"shift"}
+	pts, err := Study(context.Background(), torus(t), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pts {
+		if p.Engine != "nue:share=switchlid" || p.Error != "" || p.Throughput <= 0 {
+			t.Fatalf("%+v: want a measured point of nue:share=switchlid", p)
+		}
+	}
+	cfg.Engines = []string{"nue,updn"}
+	if err := cfg.WithDefaults().validate(); err == nil || !strings.Contains(err.Error(), "chain") {
+		t.Fatalf("a chain as one engine: %v, want an error", err)
 	}
 }
