@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
 )
 
 // FuzzReadTableSet: the table-directory reader (LFT dump, SL file and
