@@ -3,7 +3,6 @@ package lft
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -146,51 +145,44 @@ func ReadSL2VL(in io.Reader, name string, g *fabric.Graph) (SL2VL, error) {
 	for s, id := range g.Switches {
 		p.sw[g.F.Nodes[id].GUID] = int32(s)
 	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		p.line++
-		t := bytes.TrimSpace(sc.Bytes())
-		if len(t) == 0 || t[0] == '#' {
-			continue
-		}
-		if err := p.record(t); err != nil {
-			return SL2VL{}, err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return SL2VL{}, parseErr(name, p.line+1, ErrSyntax, "line longer than 1 MiB, expected a record")
-		}
-		return SL2VL{}, fmt.Errorf("lft: read %s: %w", name, err)
+	if err := scanRecords(in, name, &p.line, p.record); err != nil {
+		return SL2VL{}, err
 	}
 	if !p.ended {
 		return SL2VL{}, parseErr(name, p.line, ErrTruncated, "input ends without the closing \"end\" line, expected it after the last record")
 	}
 	m := SL2VL{Default: p.def}
 	for s, t := range p.tabs {
-		if t == nil {
-			continue
+		if t != nil {
+			m.own(g, int32(s), t.VL, p.set[s])
 		}
-		n := &g.F.Nodes[g.Switches[s]]
-		own := false
-		for k, set := range p.set[s] {
-			row := t.VL[k*NumSLs : (k+1)*NumSLs]
-			if out := k % (t.NPorts + 1); !set || out == 0 || !n.Ports[out].Cabled() {
-				copy(row, m.Default[:]) // no packet leaves there
-			} else if !bytes.Equal(row, m.Default[:]) {
-				own = true
-			}
-		}
-		if !own {
-			continue
-		}
-		if m.Switch == nil {
-			m.Switch = make([]*PortSL2VL, g.NumSwitches())
-		}
-		m.Switch[s] = t
 	}
 	return m, nil
+}
+
+// own gives switch s the table vl (rows in port-pair order, set: the
+// rows its input listed) in canonical form: rows not listed, and rows of
+// output port 0 or of uncabled output ports (no packet leaves there),
+// take the default; a table equal to the default everywhere is none.
+func (m *SL2VL) own(g *fabric.Graph, s int32, vl []uint8, set []bool) {
+	n := &g.F.Nodes[g.Switches[s]]
+	np := n.NumPorts()
+	own := false
+	for k, listed := range set {
+		row := vl[k*NumSLs : (k+1)*NumSLs]
+		if out := k % (np + 1); !listed || out == 0 || !n.Ports[out].Cabled() {
+			copy(row, m.Default[:])
+		} else if !bytes.Equal(row, m.Default[:]) {
+			own = true
+		}
+	}
+	if !own {
+		return
+	}
+	if m.Switch == nil {
+		m.Switch = make([]*PortSL2VL, g.NumSwitches())
+	}
+	m.Switch[s] = &PortSL2VL{NPorts: np, VL: vl}
 }
 
 type sl2vlParser struct {
