@@ -47,6 +47,12 @@ bench-opensm:
 bench-failover:
 	NUESM_BENCH_FAILOVER=$(CURDIR)/bench/failover/table.md $(GO) test -count=1 -timeout 60m -run '^TestFailoverBench$$' -v ./cmd/nuesm/
 
+## bench-repair: minimal-change repair vs a full Nue routing on the k=18 fat
+## tree, side by side (issue 17) -> bench/repair/RESULTS.md
+.PHONY: bench-repair
+bench-repair:
+	bench/repair/run.sh bench/repair/RESULTS.md
+
 ## bench-fip: the fail-in-place study (issue 9) -> bench/fip/RESULTS.md and plots
 .PHONY: bench-fip
 bench-fip: build
@@ -70,6 +76,12 @@ bench-output: build
 .PHONY: bench-flitsim
 bench-flitsim:
 	bench/flitsim/run.sh bench/flitsim/RESULTS.md
+
+## bench-booksim: flitsim against BookSim2 (built from its repository at
+## bench time) -> bench/flitsim/booksim.md and the speed table speed.md
+.PHONY: bench-booksim
+bench-booksim:
+	bench/flitsim/booksim.sh
 
 ## bench-seeds: the seed papers' reproduction reports; runs every
 ## bench/seeds/*/run.sh (each rewrites its RESULTS.md, the adaptive-routing

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -14,8 +15,10 @@ var (
 	benchOnce   sync.Map // name -> *fabric.Graph
 	benchMakers = map[string]func() (*topo.Topology, error){
 		"fattree12-3": func() (*topo.Topology, error) { return topo.FatTree(12, 3, 0) },
+		"fattree18-3": func() (*topo.Topology, error) { return topo.FatTree(18, 3, 0) },
 		"torus8x8x8":  func() (*topo.Topology, error) { return topo.Torus([]int{8, 8, 8}, 4, false) },
 		"clos3-36":    func() (*topo.Topology, error) { return topo.Clos3(36) },
+		"clos3-56":    func() (*topo.Topology, error) { return topo.Clos3(56) },
 		"dragonfly8":  func() (*topo.Topology, error) { return topo.Dragonfly(8, 16, 8, 0) },
 	}
 )
@@ -54,6 +57,10 @@ func benchEngine(b *testing.B, engine, fab string, k int) {
 
 func BenchmarkNue_FatTree3_k12(b *testing.B)    { benchEngine(b, "nue", "fattree12-3", 8) }
 func BenchmarkMinHop_FatTree3_k12(b *testing.B) { benchEngine(b, "minhop", "fattree12-3", 8) }
+func BenchmarkNue_FatTree3_k18(b *testing.B)    { benchEngine(b, "nue", "fattree18-3", 8) }
+func BenchmarkMinHop_FatTree3_k18(b *testing.B) { benchEngine(b, "minhop", "fattree18-3", 8) }
+func BenchmarkNue_Clos3_r36(b *testing.B)       { benchEngine(b, "nue", "clos3-36", 8) }
+func BenchmarkMinHop_Clos3_r36(b *testing.B)    { benchEngine(b, "minhop", "clos3-36", 8) }
 func BenchmarkNue_Torus8x8x8(b *testing.B)      { benchEngine(b, "nue", "torus8x8x8", 8) }
 func BenchmarkMinHop_Torus8x8x8(b *testing.B)   { benchEngine(b, "minhop", "torus8x8x8", 8) }
 
@@ -63,3 +70,22 @@ func BenchmarkNueScale_Clos3_r36(b *testing.B)       { benchEngine(b, "nue", "cl
 func BenchmarkNueScale_Dragonfly_p8(b *testing.B)    { benchEngine(b, "nue", "dragonfly8", 8) }
 func BenchmarkMinHopScale_Clos3_r36(b *testing.B)    { benchEngine(b, "minhop", "clos3-36", 8) }
 func BenchmarkMinHopScale_Dragonfly_p8(b *testing.B) { benchEngine(b, "minhop", "dragonfly8", 8) }
+
+// BenchmarkNueScale_Clos3_r56VerifyK8: the largest subnet InfiniBand
+// allows in practice (43,904 CAs, 3,920 switches, 47,824 LIDs), routed
+// with Nue at 8 VLs and verified (cdg.Verify with switch delivery), as
+// a published routing is. Run by name (make bench-nue), under
+// /usr/bin/time -v for the peak memory.
+func BenchmarkNueScale_Clos3_r56VerifyK8(b *testing.B) {
+	g := benchGraph(b, "clos3-56")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, _, err := Route(context.Background(), g, routing.Options{MaxVLs: 8})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := cdg.Verify(g, r, cdg.Options{MaxVLs: 8, SwitchDelivery: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -65,6 +65,10 @@ func (l *layer) dijkstra(d dest, w []int64, reached int32) bool {
 			break
 		}
 		x := l.backtrack(d.sw, w)
+		if x < 0 && d.term && l.partialEscape(d.sw) {
+			l.stats.PartialFallbacks++
+			break
+		}
 		if x < 0 {
 			// Impasse: the escape paths route this destination; their
 			// turns are used already, so nothing new enters the CDG.
@@ -106,7 +110,7 @@ func (l *layer) relax(u int32, w []int64) {
 	}
 	du := l.dist[u]
 	off, end := g.Off[u], g.Off[u+1]
-	if l.ti.words == 1 && !relaxWide {
+	if l.ti.words == 1 && !l.tune.relaxWide {
 		// Degree ≤ 64, the usual case: both masks in registers; the
 		// destination's own switch (vu < 0) continues on no turn, which
 		// counts as used.
@@ -125,6 +129,9 @@ func (l *layer) relax(u int32, w []int64) {
 			}
 			c := g.Rev[cc] // v -> u
 			nd := du + w[c]
+			if mu&bit == 0 {
+				nd += l.newTurn
+			}
 			if nd < l.dist[v] || (nd == l.dist[v] && l.better(c, mu&bit != 0, v, w)) {
 				l.via[v], l.dist[v], l.usedOffer[v] = c, nd, mu&bit != 0
 				l.qpush(v, nd)
@@ -148,6 +155,9 @@ func (l *layer) relax(u int32, w []int64) {
 			used = inUsed[j>>6]&bit != 0
 		}
 		nd := du + w[c]
+		if !used {
+			nd += l.newTurn
+		}
 		if nd < l.dist[v] || (nd == l.dist[v] && l.better(c, used, v, w)) {
 			l.via[v], l.dist[v], l.usedOffer[v] = c, nd, used
 			l.qpush(v, nd)
@@ -155,15 +165,12 @@ func (l *layer) relax(u int32, w []int64) {
 	}
 }
 
-// relaxWide makes relax take its general path even for one-word masks
-// (tests compare the two).
-var relaxWide = false
-
 // better breaks a tie between v's current offer and channel c: a used
-// turn first (no new dependency), then the less loaded first hop (fat trees
-// are symmetric enough for ties to be common, and this spreads them).
+// turn first (no new dependency; see layer.usedFirst), then the less
+// loaded first hop (fat trees are symmetric enough for ties to be common,
+// and this spreads them).
 func (l *layer) better(c int32, used bool, v int32, w []int64) bool {
-	if used != l.usedOffer[v] {
+	if l.usedFirst && used != l.usedOffer[v] {
 		return used
 	}
 	old := l.via[v]
@@ -213,6 +220,9 @@ func (l *layer) accept(u, dsw int32, w []int64) bool {
 			used = ut.isUsed(t2)
 		}
 		nd := l.dist[x] + w[c2]
+		if !used {
+			nd += l.newTurn
+		}
 		if nd < bestD || (nd == bestD && used && !bestUsed) {
 			best, bestD, bestUsed = c2, nd, used
 		}
@@ -326,4 +336,114 @@ func (l *layer) tryDetour(x, c, a, c2 int32, w []int64) bool {
 	l.via[a], l.dist[a] = c2, l.dist[b2]+w[c2]
 	l.via[x], l.dist[x], l.usedOffer[x] = c, l.dist[a]+w[c], true // t3 is in use now
 	return true
+}
+
+// partialEscape resolves an impasse of the search towards terminal
+// destination dsw without giving up what it found: the unreached source
+// switches take the escape routes (whose turns towards dsw are used
+// already), and so does every switch those routes pass until they join a
+// reached switch over a turn that is used or closes no cycle. A reached
+// switch whose join fails takes the escape route itself, and the reached
+// switches routing through it must then join it the same way. Each step
+// only moves switches onto escape routes, so it ends at worst with every
+// source on them (the full fallback). Every turn a source's path takes
+// is then used, so the layer stays acyclic and, for the same reason, the
+// paths are loop-free. It reports false when no source is unreached, or
+// when an escape turn it needs is not in use (then nothing is committed
+// and the caller falls back on the escape paths as a whole).
+func (l *layer) partialEscape(dsw int32) bool {
+	S := len(l.via)
+	if l.esc == nil {
+		l.esc, l.inF = make([]int32, S), make([]bool, S)
+	}
+	escapeRoutes(l.g, l.parent, l.comp, dsw, l.esc)
+	clear(l.inF)
+	l.queue = l.queue[:0]
+	for v := int32(0); int(v) < S; v++ {
+		if l.src[v] && !l.settled[v] && l.comp[v] == l.comp[dsw] {
+			l.toEscape(v)
+		}
+	}
+	if len(l.queue) == 0 {
+		return false
+	}
+	for h := 0; h < len(l.queue); h++ {
+		if !l.escapeStep(l.queue[h], dsw) {
+			return false
+		}
+	}
+	for _, v := range l.queue {
+		l.via[v] = l.esc[v]
+		l.settled[v] = true
+	}
+	l.releaseUnneeded(dsw)
+	return true
+}
+
+// toEscape queues switch x to take its escape route (partialEscape).
+func (l *layer) toEscape(x int32) {
+	l.inF[x] = true
+	l.queue = append(l.queue, x)
+}
+
+// escapeStep joins switch f's escape route to the next switch's route,
+// and, if f was reached, the reached switches routing through f to f's
+// escape route; whoever cannot join takes the escape route too. It
+// reports false when an escape turn is not in use.
+func (l *layer) escapeStep(f, dsw int32) bool {
+	g, esc := l.g, l.esc
+	if l.settled[f] {
+		for cc := g.Off[f]; cc < g.Off[f+1]; cc++ {
+			in := g.Rev[cc]
+			if y := g.Tail[in]; !l.inF[y] && l.settled[y] && l.via[y] == in && !l.joinTurn(in, esc[f]) {
+				l.toEscape(y)
+			}
+		}
+	}
+	switch x := g.Head[esc[f]]; {
+	case x == dsw:
+	case l.inF[x]:
+		// An escape turn: marked for every source's route (see
+		// markEscape), checked all the same.
+		return l.ut.isUsed(l.ti.id(esc[f], esc[x]))
+	case l.settled[x]:
+		if !l.joinTurn(esc[f], l.via[x]) {
+			l.toEscape(x)
+		}
+	default:
+		l.toEscape(x)
+	}
+	return true
+}
+
+// joinTurn reports whether turn a→b is used or can be put in use (as a
+// tentative turn of the search) without closing a cycle.
+func (l *layer) joinTurn(a, b int32) bool {
+	t := l.ti.id(a, b)
+	if l.ut.isUsed(t) {
+		return true
+	}
+	if l.ut.state[t] != tBlocked && l.ut.use(a, b, tWet) {
+		l.wet = append(l.wet, t)
+		return true
+	}
+	return false
+}
+
+// releaseUnneeded takes the search's tentative turns that no route
+// towards dsw takes any more back out of use.
+func (l *layer) releaseUnneeded(dsw int32) {
+	g := l.g
+	keep := l.wet[:0]
+	for _, t := range l.wet {
+		a := l.ti.from(t)
+		n := g.Head[a]
+		b := g.Off[n] + t - l.ti.base[a]
+		if n != dsw && l.settled[g.Tail[a]] && l.via[g.Tail[a]] == a && l.via[n] == b {
+			keep = append(keep, t)
+			continue
+		}
+		l.ut.release(t)
+	}
+	l.wet = keep
 }

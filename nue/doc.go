@@ -7,7 +7,10 @@
 // Outline (Algorithm 4.1):
 //
 //  1. The destination LIDs are partitioned into k virtual layers (k = the VL
-//     limit); SL = layer, SL2VL is the identity.
+//     limit); SL = layer, SL2VL is the identity. A layer routes its
+//     terminal LIDs first, in LID order in indirect networks and spread
+//     over the layer (bit-reversed switch rank) in direct ones, then its
+//     switch LIDs.
 //  2. Per layer, the root is the switch of highest betweenness centrality
 //     (Brandes 2001) inside the convex subgraph of the layer's destination
 //     switches; a spanning tree from the root, built with the current
@@ -21,8 +24,10 @@
 //     turn is blocked for the layer.
 //     Turns a destination tries but does not keep are released again. When
 //     switches stay unreached, a local backtracking step reroutes one
-//     neighbour; when that fails too, the destination falls back to the
-//     escape paths, whose turns are used already. While loads stay below
+//     neighbour; when that fails too, the unreached sources fall back to
+//     the escape paths, whose turns are used already, joining the routes
+//     found where a turn allows (the whole destination where none does).
+//     While loads stay below
 //     the initial weight, the Dijkstra settles switches level by level
 //     from the destination; the sweep (sweep.go) does that without a
 //     queue and with the same result, leaving the Dijkstra whatever leaves
@@ -37,8 +42,8 @@
 // Layers are independent apart from the shared channel weights. By default
 // (schedule "sequential") destinations are routed one at a time, layers
 // taking turns, each against the weights of all before it; switch LIDs,
-// routed last, add no weight, so their searches run in parallel rounds
-// with the same result. In direct networks the LIDs of one switch in one
+// routed last, add no weight, so each layer's run on one worker, the layers
+// side by side, with the same result. In direct networks the LIDs of one switch in one
 // layer share one search (share "switch"); elsewhere only a switch's own
 // LID joins a terminal LID's search of its switch and layer (share
 // "switchlid"; see nue/README.md). The result does not depend on the

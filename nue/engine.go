@@ -2,13 +2,8 @@ package nue
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"math/bits"
-	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 )
@@ -58,6 +53,11 @@ func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Rout
 // layers and returns per-layer statistics. The result is deterministic
 // and does not depend on opt.Workers.
 func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
+	return e.routeTuned(ctx, g, opt, defaultTuning())
+}
+
+// routeTuned is RouteStats with the tuning tests vary.
+func (e Engine) routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Options, tune tuning) (*lft.Routing, *Stats, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -94,11 +94,12 @@ func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Opt
 	if len(nonEmpty) == 0 {
 		return lft.New(g, "nue"), &Stats{Partition: how, Schedule: sched, Share: share}, nil
 	}
-	r, st, ok, err := routeOnce(ctx, g, opt, nonEmpty, ds, jobOf, how, sched, share, false)
+	rn := &run{g: g, opt: opt, parts: nonEmpty, n: int64(len(ds)), jobOf: jobOf, how: how, sched: sched, share: share, tune: tune}
+	r, st, ok, err := rn.once(ctx, false)
 	if err == nil && !ok {
 		// A switch LID could not fall back on escape paths added late:
 		// route again with escape paths covering switch LIDs from the start.
-		r, st, _, err = routeOnce(ctx, g, opt, nonEmpty, ds, jobOf, how, sched, share, true)
+		r, st, _, err = rn.once(ctx, true)
 		if err == nil {
 			st.Conservative = true
 		}
@@ -108,176 +109,6 @@ func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Opt
 	}
 	return r, st, nil
 }
-
-// routeOnce runs Algorithm 4.1 over the given layers. Unless conservative
-// is set, a layer's escape paths cover only the switches of its terminal
-// LIDs, so that switch LIDs (routed last in each layer) do not restrict
-// the terminal routes; a switch LID that then needs the escape paths adds
-// their turns under a cycle check, and ok is false if that fails.
-func routeOnce(ctx context.Context, g *fabric.Graph, opt routing.Options, parts [][]dest, ds []dest, jobOf []int32, how Partition, sched Schedule, share Share, conservative bool) (*lft.Routing, *Stats, bool, error) {
-	r := lft.New(g, "nue")
-	st := &Stats{Partition: how, Schedule: sched, Share: share}
-	if len(parts) == 0 {
-		return r, st, true, nil
-	}
-	S, C := g.NumSwitches(), g.NumChannels()
-	comp := g.SwitchComponents()
-	// A switch's load on its paths is the number of terminal ports that
-	// inject there (the sources of the paths), not its LIDs.
-	own := make([]int64, S)
-	src := make([]bool, S) // switches with terminals: where packets enter
-	for _, t := range g.Terms {
-		if t.Switch >= 0 {
-			src[t.Switch] = true
-			own[t.Switch]++
-		}
-	}
-	// SAR (seed 001 §3): balance intra-job paths first. A destination
-	// inside a job loads a channel by its job's terminals times big, plus
-	// all terminals; any other terminal destination by all terminals. big
-	// exceeds every possible all-terminal load (terminals × LIDs), so the
-	// job load decides and the whole traffic only breaks its ties. Counting
-	// job paths alone left the rest to chance: on a k=12 fat tree both the
-	// jobs' effective EFI (5-13 % worse than plain Nue, which is at the
-	// bound there) and the max EFI of the rest (30× worse) suffered.
-	n := int64(len(ds))
-	unit := int64(1) // weight of one all-terminal path relative to the initial weight
-	var jobOwn [][]int64
-	if jobOf != nil {
-		unit = int64(len(g.Terms))*n + 1
-		jobOwn = make([][]int64, len(opt.Jobs))
-		for j := range jobOwn {
-			jobOwn[j] = slices.Clone(own)
-		}
-		for ti, t := range g.Terms {
-			if j := jobOf[ti]; j >= 0 && t.Switch >= 0 {
-				jobOwn[j][t.Switch] += unit
-			}
-		}
-	}
-	compSrc := make([]int32, S)
-	for v, c := range comp {
-		if src[v] {
-			compSrc[c]++
-		}
-	}
-	// Initial weight (number of LIDs)² (times SAR's job unit) makes path
-	// length dominate load.
-	w := make([]int64, C)
-	w0 := n * n * unit
-	if testW0 > 0 {
-		w0 = testW0
-	}
-	for c := range w {
-		w[c] = w0
-	}
-	// A bound on any search key, for the radix heap: every destination
-	// adds at most (all sources' load) × (its LIDs) to a channel, and a
-	// key sums at most S channels.
-	radix := false
-	{
-		var load uint64
-		for _, o := range own {
-			load += uint64(o)
-		}
-		hi1, perDest := bits.Mul64(load, uint64(unit)+1)
-		hi2, total := bits.Mul64(perDest, uint64(n))
-		maxW := total + uint64(w0)
-		hi3, maxKey := bits.Mul64(maxW, uint64(S))
-		radix = hi1 == 0 && hi2 == 0 && maxW >= total && hi3 == 0 && radixFits(S, maxKey)
-	}
-	ti := newTurnIndex(g)
-	seq := seedSeq(g, sourceLevels(g, src))
-	layers := make([]*layer, len(parts))
-	// Escape trees are built layer after layer; each tree's channels get
-	// a small tie-breaking bump so the next layer's tree prefers others
-	// among equal-length choices.
-	tie := append([]int64(nil), w...)
-	covers := make([][]dest, len(parts))
-	for i, lds := range parts {
-		covers[i] = lds
-		if !conservative {
-			var terms []dest
-			for _, d := range lds {
-				if d.term {
-					terms = append(terms, d)
-				}
-			}
-			if len(terms) > 0 {
-				covers[i] = terms
-			}
-		}
-	}
-	allRoots := centralRoots(g, covers, comp, opt.Workers)
-	var rows *levelRows
-	if ti.hs != nil && !noSweep {
-		rows = newLevelRows(g)
-	}
-	parents := make([][]int32, len(parts))
-	nh := newNodeHeap(S)
-	for i := range parts {
-		parents[i] = escapeTree(g, allRoots[i], comp, tie, nh)
-		for _, p := range parents[i] {
-			if p >= 0 {
-				tie[p]++
-			}
-		}
-	}
-	// The rest of a layer's set-up is its own: on all workers.
-	_ = parallel.For(context.Background(), len(parts), opt.Workers, func(_, i int) error {
-		lds := parts[i]
-		l := newLayer(i, g, ti, seq, comp, compSrc, own, src, lds)
-		l.jobOwn = jobOwn
-		l.rows = rows
-		if radix {
-			l.rh = newRadixHeap(S)
-		}
-		switch share {
-		case ShareSwitch:
-			l.dests = groupBySwitch(lds, true)
-		case ShareSwitchLID:
-			l.dests = groupBySwitch(lds, false)
-		}
-		covered, roots := covers[i], allRoots[i]
-		l.escapeAll = len(covered) == len(lds)
-		l.parent = parents[i]
-		l.stats.EscapeTurns = markEscape(g, l.ut, l.parent, covered, src)
-		l.ut.used = l.stats.EscapeTurns
-		for v := int32(0); int(v) < S; v++ {
-			if roots[comp[v]] == v {
-				l.stats.Root = g.SwitchName(v)
-				break
-			}
-		}
-		layers[i] = l
-		return nil
-	})
-	// Indirect networks: nearly every search is a sweep (fat tree k=12:
-	// all terminal LIDs), so build the rows ahead of the searches, on the
-	// core the terminal LIDs' sequential searches leave idle. Direct ones
-	// mostly give up on it (tori): on demand.
-	if rows != nil && how != Locality && opt.Workers > 1 {
-		defer rows.warmBehind(rowOrder(parts, S))()
-	}
-	ok, err := runRounds(ctx, layers, w, w0, r, opt, sched)
-	if err != nil || !ok {
-		return nil, nil, ok, err
-	}
-	r.NumVLs = len(layers)
-	for _, l := range layers {
-		l.stats.UsedTurns = l.ut.used
-		l.stats.BlockedTurns = l.ut.blocked
-		st.Layers = append(st.Layers, l.stats)
-	}
-	return r, st, true, nil
-}
-
-// errNoTree stops a step whose search finds no deadlock-free tree.
-var errNoTree = errors.New("nue: no deadlock-free tree")
-
-// testW0 replaces the initial channel weight when set (tests: a weight
-// that load can outweigh, so that the sweep must give up).
-var testW0 int64
 
 // Share says which destinations share one search.
 type Share string
@@ -389,17 +220,8 @@ func schedule(layers []*layer, sched Schedule) []step {
 		switch {
 		case p == 2 && sched == Sequential:
 			// Switch LIDs add no load, so the weights no longer change
-			// and the layers are independent: one round per step gives
-			// the sequential result, in parallel.
-			for i := 0; i < rounds; i++ {
-				var st step
-				for j := range ph {
-					if a, ok := at(j, i); ok {
-						st = append(st, a)
-					}
-				}
-				steps = append(steps, st)
-			}
+			// and the layers are independent: runSwitchLIDs routes them
+			// layer by layer, in parallel.
 		case sched == LockStep:
 			// Rotate each layer's list so one round's destinations
 			// spread over the fabric (consecutive LIDs tend to share a
@@ -424,69 +246,4 @@ func schedule(layers []*layer, sched Schedule) []step {
 		}
 	}
 	return steps
-}
-
-// runRounds routes the layers step by step (see schedule). The
-// destinations of a step are routed against the weights left by the steps
-// before it, in parallel when there are workers; then their increments are
-// added in step order. Switch LIDs add no balancing load: they carry next
-// to no data. The result does not depend on the workers.
-func runRounds(ctx context.Context, layers []*layer, w []int64, w0 int64, r *lft.Routing, opt routing.Options, sched Schedule) (bool, error) {
-	steps := schedule(layers, sched)
-	total := 0
-	for _, st := range steps {
-		total += len(st)
-	}
-	wmax := w0 // the heaviest channel, for the sweep
-	for _, x := range w {
-		wmax = max(wmax, x)
-	}
-	merge := func(sd stepDest) {
-		l := layers[sd.layer]
-		if l.written {
-			l.written = false
-			return
-		}
-		l.write(sd.d, r)
-		if sd.d.phase < 2 { // terminal LIDs (with SAR: in jobs, then the rest)
-			for _, e := range l.inc {
-				w[e.c] += e.v
-				wmax = max(wmax, w[e.c])
-			}
-		}
-		l.inc = l.inc[:0]
-	}
-	alone := &stepOut{w: w, wmax: &wmax, r: r}
-	done := 0
-	for _, st := range steps {
-		if err := ctx.Err(); err != nil {
-			return false, fmt.Errorf("nue: %w", err)
-		}
-		for _, sd := range st {
-			layers[sd.layer].w0, layers[sd.layer].span = w0, wmax-w0
-		}
-		if len(st) == 1 {
-			// Alone in its step: the search may put its results in place.
-			if !layers[st[0].layer].route(st[0].d, w, alone) {
-				return false, nil
-			}
-		} else if err := parallel.For(ctx, len(st), opt.Workers, func(_, j int) error {
-			if !layers[st[j].layer].route(st[j].d, w, nil) {
-				return errNoTree
-			}
-			return nil
-		}); errors.Is(err, errNoTree) {
-			return false, nil
-		} else if err != nil {
-			return false, fmt.Errorf("nue: %w", err)
-		}
-		for _, sd := range st {
-			merge(sd)
-		}
-		done += len(st)
-		if opt.Progress != nil && (done == total || done%64 < len(st)) {
-			opt.Progress(done, total)
-		}
-	}
-	return true, nil
 }

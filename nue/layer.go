@@ -10,17 +10,20 @@ import (
 
 // LayerStats describe one virtual layer of a Nue run.
 type LayerStats struct {
-	Layer         int    // index = SL = VL
-	Root          string // root switch of the escape paths (first component)
-	Destinations  int    // LIDs routed in the layer
-	Searches      int    // searches run: LIDs sharing one count once (share=switch)
-	Sweeps        int    // of which done by the sweep (sweep.go) rather than the Dijkstra
-	Fallbacks     int    // destinations routed on the escape paths
-	TermFallbacks int    // of which CA or router LIDs
-	Backtracks    int    // successful local backtracking steps
-	EscapeTurns   int    // turns of the escape paths
-	UsedTurns     int    // turns in use at the end (escape paths included)
-	BlockedTurns  int    // turns refused because they would close a cycle
+	Layer        int    // index = SL = VL
+	Root         string // root switch of the escape paths (first component)
+	Destinations int    // LIDs routed in the layer
+	Searches     int    // searches run: LIDs sharing one count once (share=switch)
+	Sweeps       int    // of which done by the sweep (sweep.go) rather than the Dijkstra
+	Fallbacks    int    // destinations routed on the escape paths
+	// PartialFallbacks counts terminal destinations whose unreached
+	// sources took the escape paths while the rest kept their routes.
+	PartialFallbacks int
+	TermFallbacks    int // of which CA or router LIDs
+	Backtracks       int // successful local backtracking steps
+	EscapeTurns      int // turns of the escape paths
+	UsedTurns        int // turns in use at the end (escape paths included)
+	BlockedTurns     int // turns refused because they would close a cycle
 	// FilledHops counts LFT entries of switches no terminal's path passes
 	// (not reached by the search), set to a shortest-path next hop.
 	FilledHops int
@@ -49,6 +52,14 @@ type layer struct {
 	// escapeAll: the escape paths cover the switch LIDs too (conservative
 	// mode); otherwise only the terminal LIDs' switches.
 	escapeAll bool
+	// usedFirst: ties between offers go to a turn already in use. Off
+	// with the round-robin partition (indirect networks), where shortest
+	// paths go up, then down, and never need a turn the layer blocks:
+	// there the turns a layer happens to use would only tie the choice to
+	// the partition and undo the LID-order pattern that balances fat
+	// trees, so every k routes the terminal LIDs as one layer does
+	// (nue/README.md, "Destination order").
+	usedFirst bool
 
 	nh        *nodeHeap
 	rh        *radixHeap // the searches' queue when keys fit it, else nh
@@ -63,10 +74,24 @@ type layer struct {
 	cands     []int32
 	bfs       []int32
 	bfsq      []int32
+	esc       []int32 // scratch of partialEscape: escape routes
+	inF       []bool  // scratch of partialEscape: switches on them
+	onPath    []bool  // scratch of commitCarried
 	inc       []incEntry
 	members   []member // scratch of write
 	stats     LayerStats
+	tune      *tuning // shared, read-only
 
+	// newTurn is what the current search adds to a key for an offer
+	// over a turn not in use: 0 for terminal LIDs; for switch LIDs, which
+	// carry no load, newTurnCost, two hops' worth. Their searches then
+	// settle the switches a used turn reaches before those only a new
+	// turn reaches, and stop once every source is settled: on fat trees
+	// the switches between the levels offer each other valleys (down,
+	// then up) that nearly always close a cycle and that no source's path
+	// needs, so their cycle checks are never run. A path saving more
+	// than two hops still takes a new turn.
+	newTurn, newTurnCost int64
 	// The sweep (sweep.go): w0 is the initial channel weight and span
 	// the most load any channel carries, as of the current step.
 	w0, span           int64
@@ -81,17 +106,14 @@ type layer struct {
 	written bool
 }
 
-// noSweep turns the sweep off (tests compare it with the Dijkstra).
-var noSweep = false
-
 const inf = int64(math.MaxInt64 / 4)
 
 // newLayer returns layer idx with destinations ds; its channels start in
 // the order seq (see seedOrder).
-func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, comp, compSrc []int32, own []int64, src []bool, ds []dest) *layer {
+func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, sc *sources, ds []dest) *layer {
 	S := g.NumSwitches()
 	return &layer{
-		idx: idx, g: g, ti: ti, comp: comp, compSrc: compSrc, own: own, src: src, dests: ds,
+		idx: idx, g: g, ti: ti, comp: sc.comp, compSrc: sc.compSrc, own: sc.own, jobOwn: sc.jobOwn, src: sc.src, dests: ds,
 		ut: newUsedTurns(ti, seq), nh: newNodeHeap(S),
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),
@@ -110,6 +132,10 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, comp, compSr
 func (l *layer) route(d dest, w []int64, out *stepOut) bool {
 	l.stats.Searches++
 	l.resetSearch()
+	l.newTurn = 0
+	if d.phase == 2 {
+		l.newTurn = l.newTurnCost
+	}
 	fb := l.stats.Fallbacks
 	swept, resume, reached := l.trySweep(d.sw, w)
 	if swept && out != nil {
@@ -133,7 +159,11 @@ func (l *layer) route(d dest, w []int64, out *stepOut) bool {
 			return false
 		}
 	}
-	l.commitWet()
+	if d.phase == 2 {
+		l.commitCarried(d.sw)
+	} else {
+		l.commitWet()
+	}
 	for v := range l.via {
 		if !l.settled[v] && int32(v) != d.sw && l.stats.Fallbacks == fb {
 			l.via[v] = -1 // a tentative offer, not a route
@@ -156,6 +186,42 @@ func (l *layer) commitWet() {
 		if l.ut.state[t] == tWet {
 			l.ut.state[t] = tUsed
 			l.ut.used++
+		}
+	}
+}
+
+// commitCarried puts into use for good the search's tentative turns that
+// some source's path towards dsw takes, and releases the others: a switch
+// no terminal's packets pass keeps its route (its own packets, which the
+// acyclicity claim does not cover, follow the tree loop-free), but its
+// turn stays free. Used for switch LIDs, whose searches settle many such
+// switches; a turn put in use for none of their sources would only block
+// the turns later searches need.
+func (l *layer) commitCarried(dsw int32) {
+	g := l.g
+	if l.onPath == nil {
+		l.onPath = make([]bool, len(l.via))
+	}
+	on := l.onPath
+	clear(on)
+	for v := int32(0); int(v) < len(l.via); v++ {
+		if !l.src[v] {
+			continue
+		}
+		for x := v; x != dsw && !on[x] && l.via[x] >= 0; x = g.Head[l.via[x]] {
+			on[x] = true
+		}
+	}
+	for _, t := range l.wet {
+		if l.ut.state[t] != tWet {
+			continue
+		}
+		a := l.ti.from(t)
+		if x := g.Tail[a]; on[x] && l.via[x] == a {
+			l.ut.state[t] = tUsed
+			l.ut.used++
+		} else {
+			l.ut.release(t)
 		}
 	}
 }
@@ -329,7 +395,7 @@ func (l *layer) fillUnreached(dsw int32) {
 // in the switch's order).
 func (l *layer) fillFromRow(dsw int32) {
 	g := l.g
-	row := l.rows.row(dsw, l.lvl)
+	row := l.row(dsw)
 	for _, v := range row.order[1:] {
 		if l.via[v] >= 0 {
 			continue

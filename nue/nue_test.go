@@ -527,9 +527,9 @@ func TestHighRadix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			relaxWide = true
-			wide, _, err := Route(context.Background(), g, routing.Options{MaxVLs: k})
-			relaxWide = false
+			tune := defaultTuning()
+			tune.relaxWide = true
+			wide, _, err := Engine{}.routeTuned(context.Background(), g, routing.Options{MaxVLs: k}, tune)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -537,5 +537,52 @@ func TestHighRadix(t *testing.T) {
 				t.Errorf("%s k=%d: relax's fast and general paths route differently", c.name, k)
 			}
 		}
+	}
+}
+
+// TestPartialEscape: a torus with one layer, where many searches reach an
+// impasse. The unreached sources take the escape routes while the
+// reached switches keep theirs (dijkstra.go, partialEscape): no terminal
+// destination falls back as a whole, and the routing verifies (also with
+// one search per LID, where a switch's LIDs stall on their own).
+func TestPartialEscape(t *testing.T) {
+	tp, err := topo.Torus([]int{6, 6, 6}, 2, false)
+	g := build(t, tp, err)
+	for _, share := range []string{"auto", "none"} {
+		st := verify(t, "torus6x6x6/share="+share, g, 1, map[string]string{"share": share})
+		partial, whole := 0, 0
+		for _, l := range st.Layers {
+			partial += l.PartialFallbacks
+			whole += l.TermFallbacks
+		}
+		if partial == 0 || whole != 0 {
+			t.Errorf("share=%s: %d partial and %d whole fallbacks of terminal LIDs, want some and none", share, partial, whole)
+		}
+	}
+}
+
+// TestSpreadOrder: the terminal LIDs of a layer go switch by switch in the
+// bit-reversed order of the switches' ranks, a switch's LIDs together in
+// LID order, the switch LIDs last as they came.
+func TestSpreadOrder(t *testing.T) {
+	var ds []dest
+	lid := int32(1)
+	for sw := int32(0); sw < 6; sw++ { // switches 0..5, rank = index
+		for i := 0; i < 2; i++ {
+			ds = append(ds, dest{lid: lid, sw: sw, term: true})
+			lid++
+		}
+	}
+	ds = append(ds, dest{lid: 90, sw: 3, phase: 2}, dest{lid: 91, sw: 0, phase: 2})
+	spreadOrder(ds, 6)
+	// 3 bits: ranks 0..5 reversed are 0, 4, 2, 6, 1, 5, so the switches
+	// go 0, 4, 2, 1, 5, 3.
+	var got []int32
+	for _, d := range ds {
+		got = append(got, d.lid)
+	}
+	want := []int32{1, 2, 9, 10, 5, 6, 3, 4, 11, 12, 7, 8, 90, 91}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("order %v, want %v", got, want)
 	}
 }

@@ -2,6 +2,7 @@ package nue
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -75,8 +76,9 @@ type Partition string
 
 // Partitions Nue offers.
 const (
-	// RoundRobin deals the destinations in LID order to the layers in turn
-	// (OpenSM's nue without METIS does the same).
+	// RoundRobin deals the destinations in LID order to the layers in
+	// turn, the terminal LIDs first (OpenSM's nue without METIS does the
+	// same), then the switch LIDs.
 	RoundRobin Partition = "roundrobin"
 	// Locality splits the switch graph into k connected-ish parts of equal
 	// destination weight by recursive bisection along the line between two
@@ -122,10 +124,25 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 	layers := make([][]dest, k)
 	switch how {
 	case RoundRobin:
+		// The terminal LIDs dealt first, from layer 0, then the switch
+		// LIDs: without SAR the sequential schedule, which takes the
+		// layers' i-th destinations in turn, then routes the terminal
+		// LIDs in LID order.
 		sorted := append([]dest(nil), ds...)
-		slices.SortFunc(sorted, func(a, b dest) int { return int(a.lid - b.lid) })
-		for i, d := range sorted {
-			layers[i%k] = append(layers[i%k], d)
+		slices.SortFunc(sorted, func(a, b dest) int {
+			if sa, sb := a.term, b.term; sa != sb {
+				if sa {
+					return -1
+				}
+				return 1
+			}
+			return int(a.lid - b.lid)
+		})
+		for i, n := 0, 0; i < len(sorted); i, n = i+1, n+1 {
+			if i > 0 && sorted[i].term != sorted[i-1].term {
+				n = 0
+			}
+			layers[n%k] = append(layers[n%k], sorted[i])
 		}
 	case Switches:
 		has := make([]bool, g.NumSwitches())
@@ -169,6 +186,9 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 			}
 			return int(a.lid - b.lid)
 		})
+		if how == Locality {
+			spreadOrder(layers[i], g.NumSwitches())
+		}
 	}
 	return layers, nil
 }
@@ -242,6 +262,42 @@ func bisectSwitches(g *fabric.Graph, weight []int64, k int) []int32 {
 	}
 	rec(all, k, 0)
 	return part
+}
+
+// spreadOrder reorders the terminal LIDs of one layer (sorted by phase,
+// then LID) so that consecutive destinations lie far apart: their
+// switches in the bit-reversed order of their rank in the layer (the van
+// der Corput sequence), each switch's LIDs together in LID order; switch
+// LIDs stay as they are. In direct networks a layer routed in LID order
+// advances like a wavefront, and the turns its first trees put in use
+// funnel later ones through the same channels (nue/README.md,
+// "Destination order").
+func spreadOrder(ds []dest, S int) {
+	rank := make([]int32, S)
+	for i := range rank {
+		rank[i] = -1
+	}
+	var sws []int32
+	for _, d := range ds {
+		if d.phase < 2 && rank[d.sw] < 0 {
+			rank[d.sw] = 0
+			sws = append(sws, d.sw)
+		}
+	}
+	slices.Sort(sws)
+	nb := bits.Len(uint(max(len(sws)-1, 1)))
+	for i, s := range sws {
+		rank[s] = int32(bits.Reverse32(uint32(i)) >> (32 - nb))
+	}
+	slices.SortStableFunc(ds, func(a, b dest) int {
+		if a.phase != b.phase {
+			return int(a.phase) - int(b.phase)
+		}
+		if a.phase == 2 {
+			return 0
+		}
+		return int(rank[a.sw] - rank[b.sw])
+	})
 }
 
 // groupBySwitch merges, within one layer's destinations (in routing

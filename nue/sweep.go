@@ -2,7 +2,6 @@ package nue
 
 import (
 	"math/bits"
-	"sync"
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -46,14 +45,6 @@ import (
 // whose sweeps often stop (tori, where blocked turns make detours common)
 // stops trying.
 
-// Sweep tuning: after sweepProbe attempts, a layer stops sweeping once more
-// than one in sweepGiveUp of its sweeps stopped short (torus 8×8×8, k = 8: 241
-// of its first 256). Only speed depends on it; variables for tests.
-var (
-	sweepProbe  = 8
-	sweepGiveUp = 4
-)
-
 // levelRow is the breadth-first structure of the switch graph from one
 // destination switch.
 type levelRow struct {
@@ -66,16 +57,23 @@ type levelRow struct {
 
 // levelRows holds a levelRow for every switch, each built when first
 // needed and then shared read-only by the layers, while they fit
-// maxLevelBytes; beyond that each layer builds the row it needs into its
-// own scratch (see layer.row).
+// tuning.maxLevelBytes; beyond that each layer builds the row it needs into its
+// own scratch (see layer.row). Nobody waits for a row: whoever finds it
+// being built by another goroutine builds a copy of its own (rows depend
+// on the fabric alone), so a builder the operating system holds back
+// holds back no search.
 type levelRows struct {
-	g    *fabric.Graph
-	rows []levelRow
-	once []sync.Once
+	g     *fabric.Graph
+	rows  []levelRow
+	state []atomic.Uint32 // rowNone, rowBuilding or rowReady
 }
 
-// maxLevelBytes bounds the shared rows (a variable for tests).
-var maxLevelBytes int64 = 256 << 20
+// Row states.
+const (
+	rowNone uint32 = iota
+	rowBuilding
+	rowReady
+)
 
 // buildRow computes the row of switch s into r, reusing its storage; lv is
 // scratch of one entry per switch.
@@ -121,13 +119,13 @@ func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
 }
 
 // newLevelRows prepares the shared rows, or returns nil when they would
-// not fit maxLevelBytes.
-func newLevelRows(g *fabric.Graph) *levelRows {
+// not fit maxBytes.
+func newLevelRows(g *fabric.Graph, maxBytes int64) *levelRows {
 	S := g.NumSwitches()
-	if int64(S)*int64(S)*12 > maxLevelBytes {
+	if int64(S)*int64(S)*12 > maxBytes {
 		return nil
 	}
-	lr := &levelRows{g: g, rows: make([]levelRow, S), once: make([]sync.Once, S)}
+	lr := &levelRows{g: g, rows: make([]levelRow, S), state: make([]atomic.Uint32, S)}
 	order, par := make([]int32, S*S), make([]uint64, S*S)
 	for s := range lr.rows {
 		lr.rows[s] = levelRow{order: order[s*S : s*S : (s+1)*S], par: par[s*S : (s+1)*S]}
@@ -138,8 +136,8 @@ func newLevelRows(g *fabric.Graph) *levelRows {
 // warmBehind builds the rows of the given switches, in that order, on one
 // goroutine of its own while the searches run: a fat tree's searches keep
 // one core busy and leave the other idle. A search that needs a row not
-// built yet builds it itself (the row's sync.Once). The returned function
-// stops the goroutine and waits for it.
+// built yet builds it itself (see row). The returned function stops the
+// goroutine and waits for it.
 func (lr *levelRows) warmBehind(order []int32) (stop func()) {
 	var quit atomic.Bool
 	done := make(chan struct{})
@@ -150,7 +148,10 @@ func (lr *levelRows) warmBehind(order []int32) (stop func()) {
 			if quit.Load() {
 				return
 			}
-			lr.row(s, lv)
+			if lr.state[s].CompareAndSwap(rowNone, rowBuilding) {
+				buildRow(lr.g, s, &lr.rows[s], lv)
+				lr.state[s].Store(rowReady)
+			}
 		}
 	}()
 	return func() {
@@ -188,18 +189,30 @@ func rowOrder(parts [][]dest, S int) []int32 {
 	return order
 }
 
-// row returns the level row of switch s, building it on first use; lv is
-// the caller's scratch.
+// row returns the level row of switch s, building it on first use, or nil
+// while another goroutine builds it; lv is the caller's scratch.
 func (lr *levelRows) row(s int32, lv []int32) *levelRow {
-	lr.once[s].Do(func() { buildRow(lr.g, s, &lr.rows[s], lv) })
-	return &lr.rows[s]
+	switch lr.state[s].Load() {
+	case rowReady:
+		return &lr.rows[s]
+	case rowNone:
+		if lr.state[s].CompareAndSwap(rowNone, rowBuilding) {
+			buildRow(lr.g, s, &lr.rows[s], lv)
+			lr.state[s].Store(rowReady)
+			return &lr.rows[s]
+		}
+	}
+	return nil
 }
 
 // row returns the level row of switch s: the shared one, or one built in
-// the layer's own scratch.
+// the layer's own scratch (no shared rows, or the shared one still being
+// built).
 func (l *layer) row(s int32) *levelRow {
 	if l.rows != nil {
-		return l.rows.row(s, l.lvl)
+		if r := l.rows.row(s, l.lvl); r != nil {
+			return r
+		}
 	}
 	if l.ownRowOf != s || l.ownRow.start == nil {
 		buildRow(l.g, s, &l.ownRow, l.lvl)
@@ -215,10 +228,13 @@ func (l *layer) row(s int32) *levelRow {
 // sources reached (resume); a nil resume means the Dijkstra starts afresh
 // from the reset scratch.
 func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reached int32) {
-	if noSweep || l.ti.hs == nil || relaxWide {
+	t := l.tune
+	if t.noSweep || l.ti.hs == nil || t.relaxWide || l.newTurn > 0 {
 		return false, nil, 0
 	}
-	if l.sweeps >= sweepProbe && l.sweepFails*sweepGiveUp > l.sweeps {
+	// A layer whose sweeps often stop short stops trying (torus 8×8×8,
+	// k = 8: 241 of its first 256).
+	if l.sweeps >= t.sweepProbe && l.sweepFails*t.sweepGiveUp > l.sweeps {
 		return false, nil, 0
 	}
 	l.sweeps++
@@ -378,7 +394,7 @@ func (l *layer) pull(v int32, par uint64, w []int64) {
 				if nd > bd {
 					continue
 				}
-			case used != bu:
+			case l.usedFirst && used != bu:
 				if !used {
 					continue
 				}

@@ -11,17 +11,18 @@ import (
 	"github.com/nuesm/nuesm/topo"
 )
 
-// routeBoth routes g with the sweep and without it (Dijkstra only) and
-// fails unless the tables are identical; it returns the sweep run's stats.
-func routeBoth(t *testing.T, name string, g *fabric.Graph, opt routing.Options, cfg Config) *Stats {
+// routeBoth routes g with the sweep (under cfg and tune) and without it
+// (Dijkstra only) and fails unless the tables are identical; it returns
+// the sweep run's stats.
+func routeBoth(t *testing.T, name string, g *fabric.Graph, opt routing.Options, cfg Config, tune tuning) *Stats {
 	t.Helper()
-	a, st, err := Engine{Config: cfg}.RouteStats(context.Background(), g, opt)
+	e := Engine{Config: cfg}
+	a, st, err := e.routeTuned(context.Background(), g, opt, tune)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	noSweep = true
-	b, stb, err := Engine{Config: cfg}.RouteStats(context.Background(), g, opt)
-	noSweep = false
+	tune.noSweep = true
+	b, stb, err := e.routeTuned(context.Background(), g, opt, tune)
 	if err != nil {
 		t.Fatalf("%s without the sweep: %v", name, err)
 	}
@@ -54,10 +55,11 @@ func sweeps(st *Stats) (n, searches int) {
 // it, on every family, with link failures, shared and unshared searches,
 // and with the rows built per layer instead of shared.
 func TestSweepMatchesDijkstra(t *testing.T) {
+	t.Parallel()
 	// Sweep every search, even where it mostly gives up (tori): each
 	// way of giving up must leave the Dijkstra's result.
-	defer func(p int) { sweepProbe = p }(sweepProbe)
-	sweepProbe = 1 << 30
+	tune := defaultTuning()
+	tune.sweepProbe = 1 << 30
 	swept := 0
 	larger := []struct {
 		name string
@@ -88,7 +90,7 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 			for _, k := range []int{1, 2, 8} {
 				for _, share := range []string{"auto", "none"} {
 					name := fmt.Sprintf("%s/fail%.0f%%/k=%d/share=%s", fam.name, frac*100, k, share)
-					st := routeBoth(t, name, g, routing.Options{MaxVLs: k}, Config{Share: Share(share)})
+					st := routeBoth(t, name, g, routing.Options{MaxVLs: k}, Config{Share: Share(share)}, tune)
 					n, _ := sweeps(st)
 					swept += n
 				}
@@ -99,13 +101,12 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 		t.Fatal("no search was done by the sweep")
 	}
 	// Rows built by each layer as needed (fabrics too large to share them).
-	defer func(b int64) { maxLevelBytes = b }(maxLevelBytes)
-	maxLevelBytes = 0
+	tune.maxLevelBytes = 0
 	for _, fam := range families[:4] {
 		tp, err := fam.gen()
 		g := build(t, tp, err)
 		for _, k := range []int{1, 4} {
-			routeBoth(t, fmt.Sprintf("%s/own rows/k=%d", fam.name, k), g, routing.Options{MaxVLs: k}, Config{})
+			routeBoth(t, fmt.Sprintf("%s/own rows/k=%d", fam.name, k), g, routing.Options{MaxVLs: k}, Config{}, tune)
 		}
 	}
 }
@@ -114,42 +115,45 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 // gives up on loaded channels), LMC, and the fat tree, where every
 // terminal LID's search is a sweep.
 func TestSweepCases(t *testing.T) {
+	t.Parallel()
+	tune := defaultTuning()
 	tp, err := topo.Torus([]int{4, 4, 2}, 3, false)
 	g := build(t, tp, err)
 	jobs := []routing.Job{{ID: "1", Terms: []int32{0, 1, 2, 5, 9}}, {ID: "2", Terms: []int32{3, 4, 20, 21}}}
 	for _, k := range []int{1, 4} {
-		routeBoth(t, fmt.Sprintf("torus SAR k=%d", k), g, routing.Options{MaxVLs: k, SAR: true, Jobs: jobs}, Config{})
+		routeBoth(t, fmt.Sprintf("torus SAR k=%d", k), g, routing.Options{MaxVLs: k, SAR: true, Jobs: jobs}, Config{}, tune)
 	}
 
 	tp, err = topo.FatTree(4, 3, 0)
 	ft := build(t, tp, err)
-	st := routeBoth(t, "fattree4-3 SAR", ft, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs}, Config{})
+	st := routeBoth(t, "fattree4-3 SAR", ft, routing.Options{MaxVLs: 4, SAR: true, Jobs: jobs}, Config{}, tune)
 	if n, _ := sweeps(st); n == 0 {
 		t.Error("fat tree with SAR jobs: no sweep (the jobs' own loads stay within the bound)")
 	}
 	for _, k := range []int{1, 8} {
-		st := routeBoth(t, fmt.Sprintf("fattree4-3 k=%d", k), ft, routing.Options{MaxVLs: k}, Config{})
+		st := routeBoth(t, fmt.Sprintf("fattree4-3 k=%d", k), ft, routing.Options{MaxVLs: k}, Config{}, tune)
 		if n, _ := sweeps(st); n < len(ft.Terms) {
 			t.Errorf("fat tree k=%d: %d sweeps, want one at least per terminal LID (%d): its paths are shortest paths", k, n, len(ft.Terms))
 		}
 	}
 
-	routeBoth(t, "fattree4-3 lmc1", withLMC(t, tp.Fabric, 1), routing.Options{MaxVLs: 3}, Config{})
+	routeBoth(t, "fattree4-3 lmc1", withLMC(t, tp.Fabric, 1), routing.Options{MaxVLs: 3}, Config{}, tune)
 }
 
 // TestSweepHeavyLoad: with a small initial weight, load outweighs path
 // length and the Dijkstra takes longer, less loaded paths; the sweep must
 // notice (its bound on the loads) and leave those searches to it.
 func TestSweepHeavyLoad(t *testing.T) {
-	defer func(p int) { sweepProbe, testW0 = p, 0 }(sweepProbe)
-	sweepProbe = 1 << 30
+	t.Parallel()
+	tune := defaultTuning()
+	tune.sweepProbe = 1 << 30
 	for _, w0 := range []int64{1, 20, 500} {
-		testW0 = w0
+		tune.w0 = w0
 		for _, fam := range families[6:10] {
 			tp, err := fam.gen()
 			g := build(t, tp, err)
 			for _, k := range []int{1, 4} {
-				routeBoth(t, fmt.Sprintf("%s/w0=%d/k=%d", fam.name, w0, k), g, routing.Options{MaxVLs: k}, Config{})
+				routeBoth(t, fmt.Sprintf("%s/w0=%d/k=%d", fam.name, w0, k), g, routing.Options{MaxVLs: k}, Config{}, tune)
 			}
 		}
 	}
@@ -159,7 +163,7 @@ func TestSweepHeavyLoad(t *testing.T) {
 func TestLevelRows(t *testing.T) {
 	tp, err := topo.Random(30, 4, 1, 3)
 	g := build(t, tp, err)
-	rows := newLevelRows(g)
+	rows := newLevelRows(g, defaultTuning().maxLevelBytes)
 	S := g.NumSwitches()
 	dist, q, lv := make([]int32, S), make([]int32, S), make([]int32, S)
 	for s := int32(0); int(s) < S; s++ {
@@ -197,8 +201,9 @@ func TestLevelRows(t *testing.T) {
 // blocked depends on that order). Random irregular fabrics with one or two
 // layers make such levels common.
 func TestSweepResume(t *testing.T) {
-	defer func(p int) { sweepProbe = p }(sweepProbe)
-	sweepProbe = 1 << 30
+	t.Parallel()
+	tune := defaultTuning()
+	tune.sweepProbe = 1 << 30
 	n := 40
 	if testing.Short() {
 		n = 10
@@ -208,7 +213,7 @@ func TestSweepResume(t *testing.T) {
 		tp, err := topo.Random(sw, 3+int(seed%4), 1+int(seed%3), seed)
 		g := build(t, tp, err)
 		for _, k := range []int{1, 2} {
-			routeBoth(t, fmt.Sprintf("random%d/seed%d/k=%d", sw, seed, k), g, routing.Options{MaxVLs: k}, Config{Share: ShareNone})
+			routeBoth(t, fmt.Sprintf("random%d/seed%d/k=%d", sw, seed, k), g, routing.Options{MaxVLs: k}, Config{Share: ShareNone}, tune)
 		}
 	}
 }

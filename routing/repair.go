@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -18,310 +17,257 @@ var ErrNoRepair = errors.New("no minimal repair")
 type RepairStats struct {
 	Dests   int // destinations whose paths the fabric change broke
 	Breaks  int // (switch, destination) entries that led into a failed cable or switch
-	Changed int // LFT entries rewritten (Breaks, each re-pointed once)
+	Changed int // LFT entries rewritten
+	// Improved counts the entries of Changed moved onto cables that came
+	// back (RepairOptions.Before), where they shorten paths.
+	Improved int
+	// SLs counts (source switch, destination) SLs changed: with SLs
+	// chosen per source, a repaired path may move to another VL.
+	SLs int
 }
 
 // Repair returns old adapted to g, a fabric that differs from the one old
-// was computed for by failed (or repaired) cables and switches, changing
-// as few entries as it can: an entry changes only where it led into a
-// cable or switch that is gone (a "break point"); everything upstream of
-// it is healed with it, and every other entry, SL and SL2VL map is kept.
+// was computed for by failed (or returned) cables and switches, changing
+// as few entries as it can. An entry is a break point when it leads into
+// a cable or switch that is gone; the switches whose paths run into a
+// break point are re-attached to the intact part of the destination's
+// tree, keeping their own entry wherever its path can be restored, and
+// only where the new channel dependencies keep the CDG of every VL
+// acyclic (see repairDest). Every other entry is kept, and so are the SLs
+// and SL2VL maps, except that a repaired path may move to another VL the
+// routing already uses (per source with per-source SLs, the whole
+// destination with per-destination SLs), so the VLs stay within the limit
+// old met.
 //
-// A break point u of destination d is re-pointed to a neighbour v whose
-// own path to d is intact (it cannot lead back through u, which leads
-// nowhere), the closest such neighbour first, but only if the new
-// channel dependencies keep the channel dependency graph of d's VL
-// acyclic: every channel into u that carries traffic towards d now
-// depends on u→v, and u→v on v's next channel (Nue's per-layer
-// acyclicity argument, Domke et al., HPDC 2016, §4; the layer is the VL
-// of d's SL). The CDG of each touched VL is built from the tables (every
-// entry counts), and each candidate is checked by a search for a path
-// from the dependency's head back to its tail.
+// The CDG is the one cdg.Verify checks: the dependencies of the traffic
+// CA and router ports send, on the VL of its SL. SLs may depend on the
+// destination (Nue, SAR-Nue, MinHop, Up*/Down*) or on the source switch
+// and the destination (DFSSSP, SAR-DFSSSP, LASH). Switches take the place
+// of their GUIDs in old: a failed switch's table drops out, and a switch
+// old has no table for (one that came back) gets one, as do the LIDs it
+// answers. A returned cable carries traffic only with RepairWith and
+// RepairOptions.Before; Repair(g, before) with the routing from before a
+// failure returns it unchanged once the fabric is whole again.
 //
-// A repaired cable breaks nothing: old is returned unchanged (it is still
-// deadlock-free; the cable carries traffic again after the next full
-// routing). It fails with ErrNoRepair when the SLs depend on the source
-// or the SL2VL tables differ by port (the per-destination layer argument
-// does not hold), when old does not fit g, or when a break point has no
-// admissible neighbour (the destination is unreachable or every detour
-// closes a cycle). The result must still be verified (cdg.Verify).
+// Repair fails with ErrNoRepair when old has per-pair SL exceptions or
+// per-port SL2VL tables (the VL of a hop then depends on more than the
+// SL), when old's CDG already has a cycle, or when some switch finds no
+// path that keeps the CDG acyclic; a full routing is then needed. The
+// entries of switches that a failure cut off from a destination stay as
+// they are: they lead into the failed cable, and nothing can reach the
+// destination from there. The result must still be verified
+// (cdg.Verify).
 //
-// Cost: O(S × LIDs) to find the break points, plus per touched VL the
-// CDG of its destinations and one graph search per candidate tried.
+// Cost: one pass over every (switch, LID) entry in blocks of LIDs, which
+// walks each destination's tree once and collects the CDG (parallel over
+// blocks); a topological sort per VL; then, per broken destination,
+// O(switches) plus the Pearce–Kelly insertions of its new dependencies.
+// Deterministic: the same fabric and tables give the same result.
 func Repair(ctx context.Context, g *fabric.Graph, old *lft.Routing) (*lft.Routing, RepairStats, error) {
+	return RepairWith(ctx, g, old, RepairOptions{})
+}
+
+// RepairOptions refine RepairWith.
+type RepairOptions struct {
+	// Before is the fabric old was computed for. Given it, the cables of g
+	// that Before lacks (repaired or added cables, and the cables of a
+	// switch that came back) take over the traffic whose paths they
+	// shorten, where the CDG allows (see improve); without it a returned
+	// cable carries nothing until the next full routing.
+	Before *fabric.Graph
+}
+
+// RepairWith is Repair with options.
+func RepairWith(ctx context.Context, g *fabric.Graph, old *lft.Routing, opt RepairOptions) (*lft.Routing, RepairStats, error) {
 	var st RepairStats
-	if err := old.CheckShape(g); err != nil {
-		return nil, st, fmt.Errorf("%w: %v", ErrNoRepair, err)
+	if len(old.SL.Pair) > 0 || !old.SL2VL.Uniform() {
+		return nil, st, fmt.Errorf("%w: per-pair SLs or per-port SL2VL tables", ErrNoRepair)
 	}
-	if !old.SL.PerDest() || !old.SL2VL.Uniform() {
-		return nil, st, fmt.Errorf("%w: SLs per source or SL2VL tables per port", ErrNoRepair)
+	if len(old.SL.ByDest) != old.Stride || (old.SL.BySrc != nil && len(old.SL.BySrc) != len(old.Switches)*old.Stride) {
+		return nil, st, fmt.Errorf("%w: SL tables of %d and %d entries for %d switches × %d LIDs",
+			ErrNoRepair, len(old.SL.ByDest), len(old.SL.BySrc), len(old.Switches), old.Stride)
 	}
-	r := old.Clone()
-	rp := &repairer{g: g, r: r, state: make([]uint8, g.NumSwitches()), cdgs: map[uint8]*depGraph{}}
-	for d := 1; d <= g.MaxLID(); d++ {
-		if d%256 == 0 && ctx.Err() != nil {
+	maxVL := old.MaxVL()
+	if maxVL >= lft.MaxVLs {
+		return nil, st, fmt.Errorf("%w: an SL in use maps to VL %d, beyond the data VLs", ErrNoRepair, maxVL)
+	}
+	r, fresh, err := adopt(g, old)
+	if err != nil {
+		return nil, st, err
+	}
+	st.Changed = deliverLocal(g, r)
+	var rv []bool
+	if opt.Before != nil {
+		rv = revived(g, opt.Before)
+	}
+	rp := newRepairer(g, r, maxVL+1, fresh, rv)
+	turns, dests, err := rp.scan(ctx)
+	if err != nil {
+		return nil, st, err
+	}
+	var chans []int32
+	if opt.Before != nil {
+		chans = newChannels(g, opt.Before)
+	}
+	if len(dests) == 0 && len(chans) == 0 && st.Changed == 0 {
+		return r, st, nil
+	}
+	ly, bad, err := newRepairLayers(ctx, rp.ts, turns)
+	if err != nil {
+		return nil, st, err
+	}
+	if bad >= 0 {
+		return nil, st, fmt.Errorf("%w: the dependencies of VL %d already form a cycle", ErrNoRepair, bad)
+	}
+	rp.ly = ly
+	for i := range dests {
+		if i%64 == 0 && ctx.Err() != nil {
 			return nil, st, ctx.Err()
 		}
-		breaks := rp.breakPoints(d)
-		if len(breaks) == 0 {
-			continue
-		}
 		st.Dests++
-		st.Breaks += len(breaks)
-		n, err := rp.repairDest(d, breaks)
+		st.Breaks += dests[i].breaks
+		n, err := rp.repairDest(&dests[i])
 		st.Changed += n
+		st.SLs = rp.slChanged
 		if err != nil {
 			return nil, st, err
 		}
 	}
+	if len(chans) > 0 {
+		n, err := rp.improve(ctx, chans)
+		if err != nil {
+			return nil, st, err
+		}
+		st.Improved = n
+		st.Changed += n
+	}
 	return r, st, nil
 }
 
+// repairer is the state of one Repair call.
 type repairer struct {
 	g     *fabric.Graph
 	r     *lft.Routing
-	state []uint8 // per switch, for the destination at hand: walk state
-	cdgs  map[uint8]*depGraph
-	// noTransit marks switches re-pointed for their own packets only
-	// (nothing flows into them, no terminals): their new channel's
-	// dependencies were not recorded, so no repair may route through them.
-	noTransit map[int32]bool
+	ts    *turnSpace
+	vls   int     // VLs the routing's SLs map to (highest + 1)
+	comp  []int32 // switch -> component of the switch graph
+	fresh []bool  // switch -> its table is new
+	// revived marks the LIDs the fabric before did not answer (nil:
+	// unknown).
+	revived []bool
+	ly      *repairLayers
+	// Scratch of the per-destination repair.
+	tree  *destTree
+	col   []uint8
+	dist  []int32
+	heap  []uint64
+	slack int32 // hops a switch's own entry may add over other candidates
+	queue []int32
+	cands []uint64
+	from  []int32 // per switch: the channel a detour search reached it by
+	// Per-source SLs: the destination's column being repaired (nil for
+	// per-destination SLs), its buffer, and an SL for each VL.
+	src, srcBuf []uint8
+	slOf        [lft.NumSLs]uint8
+	slChanged   int
 }
 
-// Walk states of a switch towards one destination.
-const (
-	stUnknown uint8 = iota
-	stOnStack
-	stOK
-	stBroken
-)
+// noSL marks a VL no SL maps to.
+const noSL = 0xFF
 
-// next returns the switch u's entry leads to (-1: the destination's own
-// switch delivers, or the entry leads nowhere usable) and whether the
-// entry is usable at all.
-func (rp *repairer) next(u int32, d int, dsw int32) (int32, bool) {
-	if u == dsw {
-		return -1, true
+func newRepairer(g *fabric.Graph, r *lft.Routing, vls int, fresh, revived []bool) *repairer {
+	S := g.NumSwitches()
+	rp := &repairer{g: g, r: r, ts: newTurnSpace(g), vls: vls, comp: g.SwitchComponents(), fresh: fresh, revived: revived,
+		col: make([]uint8, S), dist: make([]int32, S), from: make([]int32, S), srcBuf: make([]uint8, S)}
+	rp.tree = rp.newDestTree()
+	for vl := range rp.slOf {
+		rp.slOf[vl] = noSL
 	}
-	p := rp.r.Port(u, d)
-	if p == lft.NoPort || p == 0 {
-		return -1, false
+	for sl := lft.NumSLs - 1; sl >= 0; sl-- {
+		rp.slOf[r.SL2VL.Default[sl]&0xF] = uint8(sl)
 	}
-	c := rp.g.ChannelAt(u, p)
-	if c < 0 {
-		return -1, false // a failed cable, or a port to a CA that is not d
-	}
-	return rp.g.Head[c], true
+	return rp
 }
 
-// breakPoints returns the switches whose entry for d leads into a failed
-// cable or switch (or nowhere), reached from a switch that routes to d.
-func (rp *repairer) breakPoints(d int) []int32 {
-	dsw, term := rp.g.Owner(d)
-	if term >= 0 {
-		dsw = rp.g.Terms[term].Switch
+// adopt returns a copy of old laid out for g: the table of each of g's
+// switches is old's table of the switch with the same GUID. fresh marks
+// the switches old has no table for (every entry NoPort, to be routed);
+// when they are more than half, old is for another fabric (ErrNoRepair).
+func adopt(g *fabric.Graph, old *lft.Routing) (*lft.Routing, []bool, error) {
+	S := g.NumSwitches()
+	fresh := make([]bool, S)
+	if old.CheckShape(g) == nil {
+		return old.Clone(), fresh, nil
 	}
-	if dsw < 0 {
-		return nil
+	if old.NumVLs < 1 || old.NumVLs > lft.MaxVLs {
+		return nil, nil, fmt.Errorf("%w: %d VLs", ErrNoRepair, old.NumVLs)
 	}
-	for i := range rp.state {
-		rp.state[i] = stUnknown
+	at := make(map[uint64]int32, len(old.Switches))
+	for i, guid := range old.Switches {
+		at[guid] = int32(i)
 	}
-	var breaks []int32
-	for s := int32(0); int(s) < rp.g.NumSwitches(); s++ {
-		rp.walk(s, d, dsw, &breaks)
+	r := lft.New(g, old.Engine)
+	r.NumVLs = old.NumVLs
+	r.SL2VL.Default = old.SL2VL.Default
+	copy(r.SL.ByDest, old.SL.ByDest)
+	if old.SL.BySrc != nil {
+		r.SL.EnableBySrc(S)
 	}
-	return breaks
-}
-
-// walk follows u's path to d and marks every switch on it OK or broken,
-// recording the switch whose own entry is unusable.
-func (rp *repairer) walk(u int32, d int, dsw int32, breaks *[]int32) uint8 {
-	var path []int32
-	x := u
-	res := stBroken
-	for {
-		if s := rp.state[x]; s == stOK || s == stBroken {
-			res = s
-			break
-		} else if s == stOnStack {
-			res = stBroken // a loop: every switch on it is broken
-			*breaks = append(*breaks, x)
-			break
-		}
-		rp.state[x] = stOnStack
-		path = append(path, x)
-		y, ok := rp.next(x, d, dsw)
+	n, nfresh := min(r.Stride, old.Stride), 0
+	for s := int32(0); int(s) < S; s++ {
+		o, ok := at[r.Switches[s]]
 		if !ok {
-			*breaks = append(*breaks, x)
-			res = stBroken
-			break
+			fresh[s] = true
+			nfresh++
+			continue
 		}
-		if y < 0 {
-			res = stOK
-			break
+		copy(r.Row(s)[:n], old.Row(o)[:n])
+		if old.SL.BySrc != nil {
+			copy(r.SL.SrcRow(s)[:n], old.SL.SrcRow(o)[:n])
 		}
-		x = y
 	}
-	for _, p := range path {
-		rp.state[p] = res
+	if 2*nfresh > S { // another fabric: route it afresh
+		return nil, nil, fmt.Errorf("%w: the old routing has tables for %d of the fabric's %d switches", ErrNoRepair, S-nfresh, S)
 	}
-	return res
+	return r, fresh, nil
 }
 
-// repairDest re-points d's break points; switches turn OK as they are
-// repaired, so a break point may use one repaired before it.
-func (rp *repairer) repairDest(d int, breaks []int32) (int, error) {
-	g, r := rp.g, rp.r
-	dsw, term := g.Owner(d)
-	if term >= 0 {
-		dsw = g.Terms[term].Switch
-	}
-	vl := r.SL2VL.Default[r.SL.ByDest[d]&0xF]
-	dg := rp.layer(vl)
-	changed := 0
-	pending := breaks
-	rp.noTransit = map[int32]bool{}
-	queued := map[int32]bool{}
-	for _, u := range breaks {
-		queued[u] = true
-	}
-	for len(pending) > 0 {
-		var left []int32
-		progress := false
-		for _, u := range pending {
-			if rp.state[u] == stOK {
-				progress = true
-				continue // healed through another break point
-			}
-			if rp.fix(u, d, dsw, dg) {
-				changed++
-				progress = true
-				rp.reclassify(d, dsw)
-				continue
-			}
-			left = append(left, u)
+// revived marks the LIDs g answers and before did not.
+func revived(g, before *fabric.Graph) []bool {
+	out := make([]bool, g.MaxLID()+1)
+	for lid := 1; lid <= g.MaxLID(); lid++ {
+		sw, term := g.Owner(lid)
+		if sw < 0 && term < 0 {
+			continue
 		}
-		if !progress {
-			// No admissible detour at the break points: move the choice one
-			// hop upstream. The switches sending d's traffic into a stuck
-			// break point look for another way; with nothing flowing into it
-			// the break point itself has fewer dependencies to honour.
-			var up []int32
-			for _, u := range left {
-				for _, w := range rp.preds(u, d) {
-					if !queued[w] {
-						queued[w] = true
-						up = append(up, w)
-					}
-				}
-			}
-			if len(up) == 0 {
-				return changed, fmt.Errorf("%w: LID %d: switch %s has no neighbour with an intact path that keeps VL %d's dependencies acyclic",
-					ErrNoRepair, d, g.SwitchName(left[0]), vl)
-			}
-			left = append(up, left...)
-		}
-		pending = left
-	}
-	return changed, nil
-}
-
-// preds lists the switches whose entry for d leads to u.
-func (rp *repairer) preds(u int32, d int) []int32 {
-	g := rp.g
-	var out []int32
-	for c := g.Off[u]; c < g.Off[u+1]; c++ {
-		w := g.Head[c]
-		if p := rp.r.Port(w, d); p != lft.NoPort && p != 0 && g.ChannelAt(w, p) == g.Rev[c] {
-			out = append(out, w)
-		}
+		sw0, term0 := before.Owner(lid)
+		out[lid] = sw0 < 0 && term0 < 0
 	}
 	return out
 }
 
-// reclassify re-walks every switch for d after a repair.
-func (rp *repairer) reclassify(d int, dsw int32) {
-	for i := range rp.state {
-		rp.state[i] = stUnknown
-	}
-	var sink []int32
-	for s := int32(0); int(s) < rp.g.NumSwitches(); s++ {
-		rp.walk(s, d, dsw, &sink)
-	}
-}
-
-// fix re-points break point u towards d through an OK neighbour whose new
-// dependencies keep dg acyclic; it adds them to dg.
-func (rp *repairer) fix(u int32, d int, dsw int32, dg *depGraph) bool {
-	g, r := rp.g, rp.r
-	// Channels into u that carry traffic towards d.
-	var in []int32
-	for _, w := range rp.preds(u, d) {
-		in = append(in, g.ChannelAt(w, r.Port(w, d)))
-	}
-	best := rp.pick(u, d, dsw, func(c, out int32) bool { return dg.admissible(in, c, out) })
-	// A switch without terminals that nothing routes d's traffic through
-	// sends only its own packets (management, VL15): they need a path, not
-	// acyclic dependencies. Its new dependencies go unrecorded, so no
-	// later repair of d may route through it.
-	own := best < 0 && len(in) == 0 && g.TermOff[u] == g.TermOff[u+1]
-	if own {
-		best = rp.pick(u, d, dsw, func(int32, int32) bool { return true })
-	}
-	if best < 0 {
-		return false
-	}
-	if own {
-		rp.noTransit[u] = true
-	} else {
-		dg.add(in, best, rp.outOf(g.Head[best], d, dsw))
-	}
-	r.SetPort(u, d, g.OutPort[best])
-	return true
-}
-
-// pick returns u's channel to an OK neighbour that ok accepts (given the
-// channel and the neighbour's channel onwards), trying the neighbours
-// closest to d first (ok may be a graph search), or -1.
-func (rp *repairer) pick(u int32, d int, dsw int32, ok func(c, out int32) bool) int32 {
-	g := rp.g
-	type cand struct {
-		c    int32
-		hops int
-	}
-	var cs []cand
-	for c := g.Off[u]; c < g.Off[u+1]; c++ {
-		if v := g.Head[c]; rp.state[v] == stOK && !rp.noTransit[v] {
-			cs = append(cs, cand{c, rp.hops(v, d, dsw)})
-		}
-	}
-	slices.SortStableFunc(cs, func(a, b cand) int { return a.hops - b.hops })
-	for _, x := range cs {
-		if ok(x.c, rp.outOf(g.Head[x.c], d, dsw)) {
-			return x.c
-		}
-	}
-	return -1
-}
-
-// outOf returns v's channel towards d (-1 at d's switch).
-func (rp *repairer) outOf(v int32, d int, dsw int32) int32 {
-	if v == dsw {
-		return -1
-	}
-	return rp.g.ChannelAt(v, rp.r.Port(v, d))
-}
-
-// hops counts v's switch hops to d along the tables.
-func (rp *repairer) hops(v int32, d int, dsw int32) int {
+// deliverLocal points every switch's entries for its own LIDs at port 0
+// and those for its terminals' LIDs at their ports (a switch or CA that
+// came back) and returns the entries it changed.
+func deliverLocal(g *fabric.Graph, r *lft.Routing) int {
 	n := 0
-	for x := v; x != dsw && n <= rp.g.NumSwitches(); n++ {
-		y, ok := rp.next(x, d, dsw)
-		if !ok || y < 0 {
-			break
+	set := func(s int32, lid int, p uint8) {
+		if lid <= r.MaxLID() && r.Port(s, lid) != p {
+			r.SetPort(s, lid, p)
+			n++
 		}
-		x = y
+	}
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		p0 := &g.F.Nodes[g.Switches[s]].Ports[0]
+		for l := int(p0.LID); p0.LID != 0 && l < int(p0.LID)+1<<p0.LMC; l++ {
+			set(s, l, 0)
+		}
+		for _, ti := range g.TermsOf(s) {
+			t := &g.Terms[ti]
+			for l := int(t.LID); t.LID != 0 && l < int(t.LID)+1<<t.LMC; l++ {
+				set(s, l, t.SwitchPort)
+			}
+		}
 	}
 	return n
 }

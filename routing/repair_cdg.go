@@ -1,195 +1,137 @@
 package routing
 
 import (
-	"slices"
+	"context"
+	"math/bits"
 
-	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/internal/parallel"
 )
 
-// depGraph is the channel dependency graph of one VL, grown by Repair:
-// nodes are switch-to-switch channels, an edge a→b says a packet holding
-// a may wait for b.
-type depGraph struct {
-	adj   [][]int32
-	seen  []uint32 // search stamps
-	stamp uint32
-	stack []int32
-	// ord is a topological order of the graph (an edge a→b has ord[a] <
-	// ord[b]), recomputed when an added edge breaks it (dirty): a
-	// candidate whose new edges follow the order needs no search, and a
-	// search never needs a node ordered after its targets (Pearce and
-	// Kelly's bound).
-	ord   []int32
-	dirty bool
+// repairLayers holds the channel dependency graph of every VL of the
+// routing under repair, as LASH keeps its layers (lash_layers.go): a
+// bitset over the switch graph's turns plus a topological order of the
+// channels, so that a new turn costs a Pearce–Kelly search over the
+// channels between its ends in that order, never a full cycle search.
+// Turns are only ever added: a turn some entry no longer uses stays, which
+// over-approximates the CDG and keeps the acyclicity argument sound.
+type repairLayers struct {
+	ts  *turnSpace
+	vls []*dagLayer // per VL
+	sc  *dagScratch
+	log []vlTurn // turns added since the last commit, for rollback
 }
 
-// layer returns the dependency graph of VL vl, built from every entry of
-// the destinations whose SL maps to vl.
-func (rp *repairer) layer(vl uint8) *depGraph {
-	if dg, ok := rp.cdgs[vl]; ok {
-		return dg
-	}
-	g, r := rp.g, rp.r
-	n := g.NumChannels()
-	dg := &depGraph{adj: make([][]int32, n), seen: make([]uint32, n), dirty: true}
-	for d := 1; d <= g.MaxLID(); d++ {
-		if r.SL2VL.Default[r.SL.ByDest[d]&0xF] != vl {
-			continue
-		}
-		dsw, term := g.Owner(d)
-		if term >= 0 {
-			dsw = g.Terms[term].Switch
-		}
-		if dsw < 0 {
-			continue
-		}
-		for x := int32(0); int(x) < g.NumSwitches(); x++ {
-			if x == dsw {
-				continue
-			}
-			p := r.Port(x, d)
-			if p == lft.NoPort || p == 0 {
-				continue
-			}
-			c := g.ChannelAt(x, p)
-			if c < 0 {
-				continue
-			}
-			y := g.Head[c]
-			if y == dsw {
-				continue
-			}
-			if q := r.Port(y, d); q != lft.NoPort && q != 0 {
-				if c2 := g.ChannelAt(y, q); c2 >= 0 {
-					dg.edge(c, c2)
-				}
-			}
-		}
-	}
-	rp.cdgs[vl] = dg
-	return dg
+// vlTurn is one turn added to one VL.
+type vlTurn struct {
+	vl uint8
+	t  int64
 }
 
-func (dg *depGraph) edge(a, b int32) {
-	if slices.Contains(dg.adj[a], b) { // a channel has a switch's radix of successors at most
-		return
+// newRepairLayers orders the turn bitsets (one per VL, as the scan built
+// them) topologically, one goroutine per VL. It returns the first VL
+// whose turns close a cycle (then the routing was not deadlock-free to
+// begin with), or -1.
+func newRepairLayers(ctx context.Context, ts *turnSpace, turns [][]uint64) (*repairLayers, int, error) {
+	ly := &repairLayers{ts: ts, sc: newDAGScratch(ts.g.NumChannels()), vls: make([]*dagLayer, len(turns))}
+	acyclic := make([]bool, len(turns))
+	err := parallel.For(ctx, len(turns), 0, func(_, vl int) error {
+		ly.vls[vl] = &dagLayer{turns: turns[vl]}
+		acyclic[vl] = ts.orderLayer(ly.vls[vl])
+		return nil
+	})
+	if err != nil {
+		return nil, -1, err
 	}
-	dg.adj[a] = append(dg.adj[a], b)
-	if dg.ord != nil && dg.ord[a] >= dg.ord[b] {
-		dg.dirty = true
+	for vl, ok := range acyclic {
+		if !ok {
+			return nil, vl, nil
+		}
 	}
+	return ly, -1, nil
 }
 
-// order recomputes ord (Kahn's algorithm); ord is nil when the graph has
-// a cycle (then every check searches without bound).
-func (dg *depGraph) order() {
-	n := len(dg.adj)
-	indeg := make([]int32, n)
-	for _, as := range dg.adj {
-		for _, b := range as {
-			indeg[b]++
+// orderLayer sets L.ord to a topological order of L's turns (Kahn's
+// algorithm, channels taken in id order, so the order is deterministic)
+// and reports false when the turns close a cycle. O(channels + turns/64)
+// word reads.
+func (ts *turnSpace) orderLayer(L *dagLayer) bool {
+	g := ts.g
+	C := int32(g.NumChannels())
+	indeg := make([]int32, C)
+	var buf []int32
+	for c := int32(0); c < C; c++ {
+		buf = ts.succ(L, c, buf[:0])
+		for _, c2 := range buf {
+			indeg[c2]++
 		}
 	}
-	q := make([]int32, 0, n)
-	for v := int32(0); int(v) < n; v++ {
-		if indeg[v] == 0 {
-			q = append(q, v)
+	q := make([]int32, 0, C)
+	for c := int32(0); c < C; c++ {
+		if indeg[c] == 0 {
+			q = append(q, c)
 		}
 	}
-	ord := make([]int32, n)
+	L.ord = make([]int32, C)
 	for i := 0; i < len(q); i++ {
-		v := q[i]
-		ord[v] = int32(i)
-		for _, b := range dg.adj[v] {
-			if indeg[b]--; indeg[b] == 0 {
-				q = append(q, b)
+		c := q[i]
+		L.ord[c] = int32(i)
+		buf = ts.succ(L, c, buf[:0])
+		for _, c2 := range buf {
+			if indeg[c2]--; indeg[c2] == 0 {
+				q = append(q, c2)
 			}
 		}
 	}
-	dg.ord, dg.dirty = nil, false
-	if len(q) == n {
-		dg.ord = ord
-	}
+	return len(q) == int(C)
 }
 
-// admissible reports whether the edges in[i]→c and c→out (out < 0: none)
-// keep the graph acyclic: no path from c, through c→out and the existing
-// edges, back to c or to a channel of in.
-func (dg *depGraph) admissible(in []int32, c, out int32) bool {
-	if dg.dirty {
-		dg.order()
+// succ appends the channels c turns into in layer L to buf, reading the
+// bitset a word at a time.
+func (ts *turnSpace) succ(L *dagLayer, c int32, buf []int32) []int32 {
+	lo, hi := ts.tbase[c], ts.tbase[c+1]
+	first := ts.g.Off[ts.g.Head[c]]
+	for i := lo; i < hi; {
+		w := L.turns[i>>6] >> (i & 63)
+		if n := hi - i; n < 64 {
+			w &= 1<<n - 1
+		}
+		for w != 0 {
+			k := int64(bits.TrailingZeros64(w))
+			buf = append(buf, first+int32(i-lo+k))
+			w &= w - 1
+		}
+		i = (i | 63) + 1
 	}
-	bound := int32(-1) // search only nodes ordered at most here (-1: all)
-	if dg.ord != nil {
-		fast := out < 0 || dg.ord[c] < dg.ord[out]
-		bound = dg.ord[c]
-		for _, i := range in {
-			fast = fast && dg.ord[i] < dg.ord[c]
-			bound = max(bound, dg.ord[i])
-		}
-		if fast {
-			return true
-		}
-	}
-	dg.stamp++
-	if dg.stamp == 0 { // wrapped: clear the stamps
-		for i := range dg.seen {
-			dg.seen[i] = 0
-		}
-		dg.stamp = 1
-	}
-	target := func(x int32) bool {
-		if x == c {
-			return true
-		}
-		for _, i := range in {
-			if x == i {
-				return true
-			}
-		}
-		return false
-	}
-	dg.stack = dg.stack[:0]
-	push := func(x int32) bool {
-		if target(x) {
-			return false
-		}
-		if bound >= 0 && dg.ord[x] > bound {
-			return true // ordered after every target: cannot reach one
-		}
-		if dg.seen[x] != dg.stamp {
-			dg.seen[x] = dg.stamp
-			dg.stack = append(dg.stack, x)
-		}
+	return buf
+}
+
+// try adds the turn a -> b (b leaves the switch a enters) to VL vl unless
+// it closes a cycle there; an added turn is logged for rollback.
+func (ly *repairLayers) try(vl uint8, a, b int32) bool {
+	L := ly.vls[vl]
+	t := ly.ts.turn(a, b)
+	if L.has(t) {
 		return true
 	}
-	dg.seen[c] = dg.stamp
-	if out >= 0 && !push(out) {
+	if !ly.ts.insert(L, a, b, ly.sc) {
 		return false
 	}
-	for _, y := range dg.adj[c] {
-		if !push(y) {
-			return false
-		}
-	}
-	for len(dg.stack) > 0 {
-		x := dg.stack[len(dg.stack)-1]
-		dg.stack = dg.stack[:len(dg.stack)-1]
-		for _, y := range dg.adj[x] {
-			if !push(y) {
-				return false
-			}
-		}
-	}
+	L.set(t)
+	ly.log = append(ly.log, vlTurn{vl, t})
 	return true
 }
 
-// add records the edges admissible accepted.
-func (dg *depGraph) add(in []int32, c, out int32) {
-	for _, i := range in {
-		dg.edge(i, c)
+// mark returns the rollback point of the turns added so far.
+func (ly *repairLayers) mark() int { return len(ly.log) }
+
+// rollback removes the turns added since mark m. The topological orders
+// stay valid: they were valid with those turns.
+func (ly *repairLayers) rollback(m int) {
+	for _, x := range ly.log[m:] {
+		ly.vls[x.vl].clear(x.t)
 	}
-	if out >= 0 {
-		dg.edge(c, out)
-	}
+	ly.log = ly.log[:m]
 }
+
+// commit forgets the log (the turns stay).
+func (ly *repairLayers) commit() { ly.log = ly.log[:0] }

@@ -29,7 +29,7 @@ Examples:
 		},
 	}
 	buildinfo.AddVersion(root)
-	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd())
+	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd(), newDotCmd())
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
 	}

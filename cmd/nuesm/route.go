@@ -16,6 +16,8 @@ import (
 	"github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/sar"
+
+	_ "github.com/nuesm/nuesm/studies/novacube" // registers the "pora" engine
 )
 
 type routeFlags struct {

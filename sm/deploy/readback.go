@@ -25,7 +25,7 @@ func readLFTs(ctx context.Context, run *runner, g *fabric.Graph) (*lft.Routing, 
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := lft.ReadLFTs(bytes.NewReader(out), "dump_fts", g, lft.ReadOptions{SkipUnknownSwitches: true, AllowMissingSwitches: true, NoRemap: true})
+	r, err := lft.ReadLFTs(bytes.NewReader(out), "dump_fts", g, lft.ReadOptions{SkipUnknownSwitches: true, AllowMissingSwitches: true, NoRemap: true, SkipLIDsBeyond: true})
 	if err != nil {
 		return nil, nil, err
 	}

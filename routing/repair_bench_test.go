@@ -1,0 +1,180 @@
+package routing_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+	"github.com/nuesm/nuesm/topo"
+)
+
+// repairBench is a routed fabric and the failures the benchmark repairs.
+type repairBench struct {
+	tp    *topo.Topology
+	g0    *fabric.Graph
+	old   *lft.Routing
+	e     routing.Engine
+	vls   int
+	cases []repairCase
+	names []string
+	hops0 float64 // mean hops before the failure
+}
+
+var (
+	repairBenchMu sync.Mutex
+	repairBenchFx = map[string]*repairBench{}
+)
+
+// k18Bench routes the k=18 three-level fat tree (5,832 hosts, 972
+// switches) with engine at 8 VLs, once per process, and draws cable
+// failures (seeds 1..links) and switch failures (seeds 1..switches; only
+// switches whose loss cuts off no host: a leaf switch takes its hosts
+// with it, and nothing routes to them any more).
+func k18Bench(b *testing.B, engine string, links, switches int) *repairBench {
+	repairBenchMu.Lock()
+	defer repairBenchMu.Unlock()
+	if fx, ok := repairBenchFx[engine]; ok {
+		return fx
+	}
+	tp, err := topo.FatTree(18, 3, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g0, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fx := &repairBench{tp: tp, g0: g0, vls: 8}
+	if fx.old, fx.e, err = routeFor(b, g0, engine, fx.vls); err != nil {
+		b.Fatal(err)
+	}
+	for seed := uint64(1); seed <= uint64(links); seed++ {
+		fx.cases = append(fx.cases, failed(b, tp, g0, fx.old, topo.FailureSpec{Links: 1, Seed: seed}))
+		fx.names = append(fx.names, fmt.Sprintf("link-seed=%d", seed))
+	}
+	for seed := uint64(1); seed <= uint64(switches); seed++ {
+		fx.cases = append(fx.cases, failed(b, tp, g0, fx.old, topo.FailureSpec{Switches: 1, Seed: seed, SkipCritical: true}))
+		fx.names = append(fx.names, fmt.Sprintf("switch-seed=%d", seed))
+	}
+	fx.hops0 = meanHops(g0, fx.old)
+	repairBenchFx[engine] = fx
+	return fx
+}
+
+// BenchmarkRepair_FatTree3_k18 times, in one process, a full Nue routing
+// of the k=18 fat tree after a cable failed and Repair of the routing
+// from before the failure, for five cable and two switch failures; then
+// the verifier on a repaired routing, and the repair when the cable comes
+// back (RepairWith, Before); then the same for DFSSSP (full routing, three
+// cable failures). Metrics: CPU time per op, entries changed, entries
+// that used the failed cable or switch (minimal change: changed <= 5x
+// used), mean switch hops of the terminal paths. bench/repair/run.sh
+// turns the output into bench/repair/RESULTS.md. It takes minutes: run it
+// by name.
+func BenchmarkRepair_FatTree3_k18(b *testing.B) {
+	fx := k18Bench(b, "nue", 5, 2)
+	ctx := context.Background()
+	c0 := fx.cases[0]
+	b.Run("full-nue", func(b *testing.B) { benchFull(b, fx) })
+	repaired := make([]*lft.Routing, len(fx.cases))
+	for k := range fx.cases {
+		b.Run("repair/"+fx.names[k], func(b *testing.B) { repaired[k] = benchRepair(b, fx, k) })
+	}
+	b.Run("verify/"+fx.names[0], func(b *testing.B) {
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			if _, err := routing.Verify(c0.g1, repaired[0], fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+	})
+	b.Run("back/"+fx.names[0], func(b *testing.B) {
+		var r *lft.Routing
+		var st routing.RepairStats
+		var err error
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			if r, st, err = routing.RepairWith(ctx, c0.g0, repaired[0], routing.RepairOptions{Before: c0.g1}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+		if _, err := routing.Verify(c0.g0, r, fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
+			b.Fatalf("tables fail verification: %v", err)
+		}
+		b.ReportMetric(float64(st.Changed), "entries-changed")
+		b.ReportMetric(float64(c0.used), "entries-used")
+		b.ReportMetric(float64(changed(c0.g0, c0.g0, fx.old, r)), "entries-off-original")
+		b.ReportMetric(meanHops(c0.g0, r), "hops-mean")
+	})
+	dfs := k18Bench(b, "dfsssp", 3, 0)
+	b.Run("full-dfsssp", func(b *testing.B) { benchFull(b, dfs) })
+	for k := range dfs.cases {
+		b.Run("repair-dfsssp/"+dfs.names[k], func(b *testing.B) { benchRepair(b, dfs, k) })
+	}
+}
+
+// benchFull times a full routing of fx's first failure.
+func benchFull(b *testing.B, fx *repairBench) {
+	c0 := fx.cases[0]
+	var r *lft.Routing
+	var err error
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if r, err = fx.e.Route(context.Background(), c0.g1, routing.Options{MaxVLs: fx.vls}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+	b.ReportMetric(float64(changed(c0.g0, c0.g1, fx.old, r)), "entries-changed")
+	b.ReportMetric(meanHops(c0.g1, r), "hops-mean")
+	b.ReportMetric(fx.hops0, "hops-mean-before")
+	b.ReportMetric(float64(c0.g1.NumSwitches()*c0.g1.MaxLID()), "entries-total")
+}
+
+// benchRepair times Repair of fx's failure k and verifies the result.
+func benchRepair(b *testing.B, fx *repairBench, k int) *lft.Routing {
+	rc := fx.cases[k]
+	var r *lft.Routing
+	var err error
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if r, _, err = routing.Repair(context.Background(), rc.g1, rc.old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+	if _, err := routing.Verify(rc.g1, r, fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
+		b.Fatalf("repaired tables fail verification: %v", err)
+	}
+	b.ReportMetric(float64(changed(rc.g0, rc.g1, rc.old, r)), "entries-changed")
+	b.ReportMetric(float64(rc.used), "entries-used")
+	b.ReportMetric(meanHops(rc.g1, r), "hops-mean")
+	return r
+}
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per operation since start: on a shared
+// machine it moves less with the load than the wall time does.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+}

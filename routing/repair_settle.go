@@ -1,0 +1,343 @@
+package routing
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// repairDest re-routes the switches of one destination whose paths broke
+// and returns how many entries it changed.
+//
+// The switches with intact paths are settled and keep their entries. The
+// broken ones are settled one at a time, as in Dijkstra's algorithm from
+// the settled set: a candidate is a channel from a broken switch w to a
+// settled switch v, keyed by the hops w would have to the destination
+// (ties: w's own entry first, then channel order). The candidate popped
+// first is taken when the dependencies it adds keep the CDG of every VL
+// acyclic: w's own terminal traffic now turns from the channel into v's
+// onward channel, and travels v's path in VLs that path may not have
+// carried before (Nue's layered acyclicity argument, Domke et al., HPDC
+// 2016, §4, restricted to one destination's tree: a switch is only
+// attached to switches already settled, so no loop forms, and a later
+// switch that routes through w checks its own turns into w's channel
+// then). A switch whose own traffic is nil (no terminals, nothing routed
+// through it yet) adds no dependency and always attaches; a switch that
+// routes through it later pushes its traffic down that path under the
+// same check.
+//
+// Shortest repaired paths can change many entries: when every neighbour
+// of a break point routes through it, each finds its own way around
+// first. When the shortest repair changes more than twice the break
+// points' entries, the destination is repaired again with as few changes
+// as it can (detours, below) and the repair with fewer changes is kept.
+//
+// When neither finds a way and SLs are per destination, the destination
+// moves to another VL the routing uses: its whole tree is re-attached
+// there (keeping entries where it can), since none of its turns are in
+// that VL's CDG yet.
+//
+// Cost: O(switches) to classify and measure the tree, plus O(b log b)
+// heap work and one Pearce–Kelly insertion per new turn for the b broken
+// switches, at most three times.
+func (rp *repairer) repairDest(bd *brokenDest) (int, error) {
+	m := rp.ly.mark()
+	cur := rp.r.SL.ByDest[bd.d]
+	short := settleMode{sl: cur}
+	n, err := rp.settle(bd, short)
+	if err == nil && n <= 2*bd.breaks {
+		return rp.apply(bd, short), nil
+	}
+	rp.ly.rollback(m)
+	fewest := settleMode{fewest: true, sl: cur}
+	n2, err2 := rp.settle(bd, fewest)
+	if err2 == nil && (err != nil || n2 < n) {
+		return rp.apply(bd, fewest), nil
+	}
+	rp.ly.rollback(m)
+	if err == nil {
+		if _, err := rp.settle(bd, short); err != nil {
+			return 0, err // not reached: settle is deterministic
+		}
+		return rp.apply(bd, short), nil
+	}
+	if bd.src != nil {
+		return 0, err
+	}
+	// Per-destination SLs: the whole tree may move to another VL the
+	// routing uses, where its turns are all new.
+	for vl, sl := range rp.slOf[:rp.vls] {
+		if sl == noSL || uint8(vl) == rp.r.SL2VL.Default[cur&0xF] {
+			continue
+		}
+		move := settleMode{fewest: true, whole: true, sl: sl}
+		if _, err := rp.settle(bd, move); err == nil {
+			return rp.apply(bd, move), nil
+		}
+		rp.ly.rollback(m)
+	}
+	return 0, err
+}
+
+// settleMode says how settle re-attaches a destination's switches.
+type settleMode struct {
+	// fewest: the break points first take detours through the broken
+	// switches (detours), and a switch keeps its own entry unless
+	// another one is more than keepSlack hops shorter.
+	fewest bool
+	// whole re-attaches every switch (of d's component), not only the
+	// broken ones: the destination moves to another VL.
+	whole bool
+	sl    uint8 // the destination's SL (per-destination SLs)
+}
+
+// settle re-attaches d's broken switches as mode says (leaving the result
+// in rp.col and rp.src) and returns the entries it changed.
+func (rp *repairer) settle(bd *brokenDest, mode settleMode) (int, error) {
+	g, t := rp.g, rp.tree
+	col := rp.col
+	copy(col, bd.col)
+	t.load(bd.d, col)
+	if mode.whole && !t.whole {
+		for x := range t.state {
+			if t.state[x] == stOK && int32(x) != t.dsw {
+				t.state[x] = stBroken
+			}
+		}
+	}
+	rp.src = nil
+	if bd.src != nil {
+		rp.src = rp.srcBuf
+		copy(rp.src, bd.src)
+		t.ownPerSource(bd.src, &rp.r.SL2VL.Default)
+	} else {
+		t.ownPerDest(rp.r.SL2VL.Default[mode.sl&0xF])
+	}
+	t.spread()
+	rp.distances()
+	rp.slack = 0
+	if mode.fewest {
+		rp.slack = keepSlack
+		rp.detours()
+	}
+	rp.heap = rp.heap[:0]
+	for w := int32(0); int(w) < g.NumSwitches(); w++ {
+		if t.state[w] == stBroken {
+			rp.offer(w)
+		}
+	}
+	for len(rp.heap) > 0 {
+		c := int32(rp.pop() & 0xFFFFFFFF)
+		if w := g.Tail[c]; t.state[w] == stBroken && rp.attach(w, c) {
+			rp.settled(w, c)
+		}
+	}
+	if w := rp.stuck(); w >= 0 && t.own[w] != 0 {
+		return 0, fmt.Errorf("%w: LID %d: switch %s has no path that keeps the dependencies of VL %d acyclic",
+			ErrNoRepair, bd.d, g.SwitchName(w), bits.TrailingZeros16(t.own[w]))
+	} else if w >= 0 {
+		return 0, fmt.Errorf("%w: LID %d: switch %s has no neighbour with a path left", ErrNoRepair, bd.d, g.SwitchName(w))
+	}
+	n := 0
+	for x, p := range col {
+		if p != bd.col[x] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// keepSlack is how many hops longer than the shortest repaired path a
+// switch's own entry may lead when changes are to be few.
+const keepSlack = 2
+
+// settled records that broken switch w now routes through channel c and
+// queues its broken neighbours' channels into w.
+func (rp *repairer) settled(w, c int32) {
+	g, t := rp.g, rp.tree
+	t.state[w], t.nxt[w], rp.dist[w] = stOK, c, rp.dist[g.Head[c]]+1
+	rp.col[w] = g.OutPort[c]
+	for e := g.Off[w]; e < g.Off[w+1]; e++ {
+		if x := g.Head[e]; t.state[x] == stBroken {
+			rp.push(x, g.Rev[e])
+		}
+	}
+}
+
+// apply writes the settled column (and SLs) into the routing, commits the
+// turns, and returns the entries changed.
+func (rp *repairer) apply(bd *brokenDest, mode settleMode) int {
+	n := 0
+	for x, p := range rp.col {
+		if p != bd.col[x] {
+			rp.r.SetPort(int32(x), bd.d, p)
+			n++
+		}
+	}
+	for x, sl := range rp.src {
+		if sl != bd.src[x] {
+			rp.r.SL.SrcRow(int32(x))[bd.d] = sl
+			rp.slChanged++
+		}
+	}
+	if bd.src == nil && mode.sl != rp.r.SL.ByDest[bd.d] {
+		rp.r.SL.ByDest[bd.d] = mode.sl
+		rp.slChanged++
+	}
+	rp.ly.commit()
+	return n
+}
+
+// stuck returns a switch left broken, one with terminals if any, or -1.
+func (rp *repairer) stuck() int32 {
+	t := rp.tree
+	first := int32(-1)
+	for w := int32(0); int(w) < len(t.state); w++ {
+		if t.state[w] != stBroken {
+			continue
+		}
+		if t.own[w] != 0 {
+			return w
+		}
+		if first < 0 {
+			first = w
+		}
+	}
+	return first
+}
+
+// attach tries to route broken switch w through channel c: it adds the
+// turns of w's own traffic into c and on along the path of c's head, and
+// takes them back when one closes a cycle. When SLs are chosen per
+// source, w's traffic may move to another VL the routing uses (its SL to
+// the first SL that maps there) when its own VL does not take the path.
+func (rp *repairer) attach(w, c int32) bool {
+	t := rp.tree
+	own := t.own[w]
+	if own == 0 {
+		return true
+	}
+	t.nxt[w] = c
+	if rp.turnsFit(w, own) {
+		t.push(w, own)
+		return true
+	}
+	if rp.src == nil {
+		return false
+	}
+	for vl := 0; vl < rp.vls; vl++ {
+		if sl := rp.slOf[vl]; 1<<vl != own && sl != noSL && rp.turnsFit(w, 1<<vl) {
+			t.own[w] = 1 << vl
+			rp.src[w] = sl
+			t.push(w, t.own[w])
+			return true
+		}
+	}
+	return false
+}
+
+// turnsFit adds the turns that traffic on the VLs own from w takes along
+// w's path until it meets traffic on those VLs already, or takes them
+// all back and reports false when one closes a cycle.
+func (rp *repairer) turnsFit(w int32, own uint16) bool {
+	g, t, ly := rp.g, rp.tree, rp.ly
+	m := ly.mark()
+	for x, nb := w, own; nb != 0; nb &^= t.mask[x] {
+		y := g.Head[t.nxt[x]]
+		if y == t.dsw {
+			break
+		}
+		for vl := uint8(0); nb>>vl != 0; vl++ {
+			if nb>>vl&1 != 0 && !ly.try(vl, t.nxt[x], t.nxt[y]) {
+				ly.rollback(m)
+				return false
+			}
+		}
+		x = y
+	}
+	return true
+}
+
+// distances sets dist to every settled switch's hops to the destination
+// along the tables (-1 for the others).
+func (rp *repairer) distances() {
+	g, t := rp.g, rp.tree
+	for x := range rp.dist {
+		rp.dist[x] = -1
+	}
+	rp.dist[t.dsw] = 0
+	for x := int32(0); int(x) < len(rp.dist); x++ {
+		if t.state[x] != stOK || rp.dist[x] >= 0 {
+			continue
+		}
+		path := t.path[:0]
+		y := x
+		for rp.dist[y] < 0 {
+			path = append(path, y)
+			y = g.Head[t.nxt[y]]
+		}
+		for i := len(path) - 1; i >= 0; i-- {
+			rp.dist[path[i]] = rp.dist[y] + int32(len(path)-i)
+		}
+		t.path = path
+	}
+}
+
+// offer queues broken switch w's channels to settled neighbours.
+func (rp *repairer) offer(w int32) {
+	g, t := rp.g, rp.tree
+	for c := g.Off[w]; c < g.Off[w+1]; c++ {
+		if t.state[g.Head[c]] == stOK {
+			rp.push(w, c)
+		}
+	}
+}
+
+// push queues channel c of broken switch w, keyed by the hops w would have
+// through it (plus the slack unless c is w's own entry), then whether it
+// is w's own entry (first), then c.
+func (rp *repairer) push(w, c int32) {
+	g := rp.g
+	var pref uint64 = 1
+	hops := uint64(rp.dist[g.Head[c]] + 1)
+	if rp.tree.col[w] == g.OutPort[c] {
+		pref = 0
+	} else {
+		hops += uint64(rp.slack)
+	}
+	key := hops<<33 | pref<<32 | uint64(uint32(c))
+	h := append(rp.heap, key)
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	rp.heap = h
+}
+
+// pop removes and returns the smallest key.
+func (rp *repairer) pop() uint64 {
+	h := rp.heap
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && h[l] < h[m] {
+			m = l
+		}
+		if l+1 < n && h[l+1] < h[m] {
+			m = l + 1
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	rp.heap = h
+	return top
+}
