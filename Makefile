@@ -68,6 +68,15 @@ bench-nue: build
 bench-sar: build
 	bench/sar/run.sh
 
+## bench-output: bytes written per table set and per published generation,
+## compact forms against the older text layout (route, route --compact,
+## serve's first generation) -> bench/output/RESULTS.md. NUESM_OLD=<binary
+## from before the compact forms> measures the older layout's times too;
+## FABRICS="clos36 df clos56" adds the radix-56 Clos (~15 GB of disk).
+.PHONY: bench-output
+bench-output: build
+	bench/output/run.sh bench/output/RESULTS.md
+
 ## bench-flitsim: simulated throughput per engine (shift, uniform) on fat tree,
 ## torus, random, with and without failures -> bench/flitsim/RESULTS.md
 .PHONY: bench-flitsim

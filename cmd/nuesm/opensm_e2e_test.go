@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"github.com/nuesm/nuesm/ibnetdiscover"
@@ -23,10 +24,27 @@ import (
 // checkDeployed reads the switches back and compares them with published
 // generation gen: every LFT entry, a sample of the path SLs OpenSM's SA
 // serves (saquery), and the SL2VL tables of sampled ports (smpquery).
-// pairs bounds the SA queries.
+// pairs bounds the SA queries. The generation keeps its LFTs as
+// nuesm.lft only (opensm_dump "auto" with the deployer); OpenSM's text
+// dump is the stable lfts_file, holding the generation's tables.
 func (b *osmBed) checkDeployed(gen, pairs int) {
 	b.t.Helper()
 	g, want := b.published(gen)
+	dir := filepath.Join(b.out, fmt.Sprintf("gen-%06d", gen))
+	if _, err := os.Stat(filepath.Join(dir, lft.CompactLFTsFile)); err != nil {
+		b.t.Errorf("generation %d: %v", gen, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, lft.LFTsFile)); err == nil {
+		b.t.Errorf("generation %d holds %s: with the deployer OpenSM reads the stable lfts_file only", gen, lft.LFTsFile)
+	}
+	stable := filepath.Join(b.state, lft.LFTsFile)
+	if f, err := os.ReadFile(stable); err != nil || lft.IsCompactLFTs(f) {
+		b.t.Errorf("the stable lfts_file %s is no OpenSM text dump (%v)", stable, err)
+	} else if staged, err := lft.ReadOpenSMLFTs(bytes.NewReader(f), stable, g); err != nil {
+		b.t.Errorf("the stable lfts_file: %v", err)
+	} else if d := lftDiff(g, staged, want); d != "" {
+		b.t.Errorf("generation %d: the stable lfts_file differs from the published tables: %s", gen, d)
+	}
 	got := b.readKnown(g, want)
 	if got == nil {
 		return

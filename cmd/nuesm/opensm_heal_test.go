@@ -139,7 +139,7 @@ func (b *osmBed) stagedSLs(g *fabric.Graph) func(*lft.Routing) {
 		if sl, n, err := lft.ReadSLFile(filepath.Join(b.state, "staged.sl"), g); err == nil {
 			r.SL, r.NumVLs = sl, n
 		}
-		if m, err := lft.ReadOpenSMSL2VLFile(filepath.Join(b.state, "staged-sl2vl.dump"), g); err == nil {
+		if m, err := lft.ReadSL2VLFile(filepath.Join(b.state, "staged.sl2vl"), g); err == nil {
 			r.SL2VL = m
 		}
 	}
