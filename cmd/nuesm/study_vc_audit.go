@@ -76,7 +76,7 @@ func runVCAudit(w io.Writer, kind string, params []string, minimal, misroutes, p
 	for _, p := range params {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok {
-			return fmt.Errorf("--param %q, expected NAME=VALUE", p)
+			return usageError(fmt.Errorf("--param %q, expected NAME=VALUE", p))
 		}
 		pm[k] = v
 	}
@@ -84,7 +84,7 @@ func runVCAudit(w io.Writer, kind string, params []string, minimal, misroutes, p
 	for _, s := range splitVCPolicies(policies) {
 		p, err := vcpolicy.Parse(s)
 		if err != nil {
-			return err
+			return usageError(err)
 		}
 		pols = append(pols, p)
 	}
@@ -92,16 +92,16 @@ func runVCAudit(w io.Writer, kind string, params []string, minimal, misroutes, p
 	for _, s := range strings.Split(misroutes, ",") {
 		m, err := vcaudit.ParseMisroute(strings.TrimSpace(s))
 		if err != nil {
-			return err
+			return usageError(err)
 		}
 		mrs = append(mrs, m)
 	}
 	if minimal != "shortest" && minimal != "tables" && minimal != "auto" {
-		return fmt.Errorf("--minimal %q, expected shortest, tables or auto", minimal)
+		return usageError(fmt.Errorf("--minimal %q, expected shortest, tables or auto", minimal))
 	}
 	tp, err := topo.Generate(kind, pm)
 	if err != nil {
-		return err
+		return usageError(err) // KIND and --param name the fabric
 	}
 	g, err := fabric.Compile(tp.Fabric)
 	if err != nil {
@@ -119,7 +119,7 @@ func runVCAudit(w io.Writer, kind string, params []string, minimal, misroutes, p
 	}
 	if minimal == "tables" {
 		if cfg.Group == nil {
-			return fmt.Errorf("--minimal tables needs a grouped fabric (rsi or dragonfly), not %s", tp.Kind)
+			return usageError(fmt.Errorf("--minimal tables needs a grouped fabric (rsi or dragonfly), not %s", tp.Kind))
 		}
 		if cfg.Tables, err = rsi.Build(g, tp.Group); err != nil {
 			return err

@@ -2,6 +2,7 @@ package defaults
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -36,5 +37,20 @@ func TestDefaultIsGeneratorOutput(t *testing.T) {
 	}
 	if f.MaxLID() != 54+648 {
 		t.Fatalf("max LID %d, want every endpoint numbered 1..702", f.MaxLID())
+	}
+}
+
+func TestMaxDumpBytes(t *testing.T) {
+	for v, want := range map[string]int64{"": ibnetdiscover.DefaultMaxBytes, "1": 1, "1048576": 1 << 20} {
+		t.Setenv(EnvMaxDumpBytes, v)
+		if n, err := MaxDumpBytes(); err != nil || n != want {
+			t.Errorf("%s=%q: %d, %v, want %d", EnvMaxDumpBytes, v, n, err, want)
+		}
+	}
+	for _, v := range []string{"0", "-5", "1e6", "256MiB", " 12"} {
+		t.Setenv(EnvMaxDumpBytes, v)
+		if _, err := MaxDumpBytes(); err == nil || !strings.Contains(err.Error(), EnvMaxDumpBytes+"=") {
+			t.Errorf("%s=%q: %v, want an error naming the variable", EnvMaxDumpBytes, v, err)
+		}
 	}
 }
