@@ -10,8 +10,8 @@ import (
 	"github.com/nuesm/nuesm/topo"
 )
 
-// The embedded dump must be exactly what the generator writes today, so
-// the default fabric never drifts from the code (make default-fabric).
+// The embedded dump must be exactly what the generator writes, so the
+// default fabric never drifts from the code (make default-fabric).
 func TestDefaultIsGeneratorOutput(t *testing.T) {
 	tp, err := topo.Clos2(36)
 	if err != nil {
