@@ -129,11 +129,18 @@ func runPlacement(cmd *cobra.Command, pf placementFlags) error {
 			return err
 		}
 	}
+	return writePlacementFiles(w, tr, a, pf)
+}
+
+// writePlacementFiles writes the roles file (--roles, "-" for w) and the
+// torus dump with the roles in its CA descriptions (--topo).
+func writePlacementFiles(w io.Writer, tr *placement.Torus, a *placement.Assignment, pf placementFlags) error {
 	if pf.roles != "" {
 		var buf bytes.Buffer
 		if err := placement.WriteRoles(&buf, a); err != nil {
 			return err
 		}
+		var err error
 		if pf.roles == "-" {
 			_, err = w.Write(buf.Bytes())
 		} else {
