@@ -2,6 +2,7 @@ package novacube
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -130,6 +131,25 @@ func TestFig4Readings(t *testing.T) {
 			if n := c.dest(at(0, 0), h.slot); math.Abs(h.p-want[n]) > 1e-9 {
 				t.Errorf("%s: neighbour %d: p = %.5f, want %.5f", v, n, h.p, want[n])
 			}
+		}
+	}
+}
+
+// The quadrant reading changes the literal one's probabilities, not its
+// hops: their dependencies by hop type coincide.
+func TestQuadrantSameDeps(t *testing.T) {
+	for _, k := range [][2]int{{8, 2}, {5, 2}, {4, 3}} {
+		c, _ := NewCube(k[0], k[1], true)
+		a, err := walkDeps(c, Literal, numTypes(c.N), hopType(c.N))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := walkDeps(c, Quadrant, numTypes(c.N), hopType(c.N))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a, b) {
+			t.Errorf("%dx%d: literal and quadrant dependencies differ", k[0], k[1])
 		}
 	}
 }
