@@ -1,6 +1,7 @@
 package novacube
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -150,6 +151,54 @@ func TestQuadrantSameDeps(t *testing.T) {
 		}
 		if !slices.Equal(a, b) {
 			t.Errorf("%dx%d: literal and quadrant dependencies differ", k[0], k[1])
+		}
+	}
+}
+
+// A hand-made 3-class scheme for the minimal reading (step 1, the source
+// jump included, on a class of its own, the paper's dateline pair after
+// it) is acyclic, so the search's minimum can be no larger; with the
+// quadrant's jumps moved to that class too it is cyclic.
+func TestMinimalThreeClassScheme(t *testing.T) {
+	scheme := func(jumps bool) Scheme {
+		return Scheme{Name: "step-1+dateline", VCs: 3, vc: func(h hopState) int {
+			if h.step1 || jumps && h.jumpHere {
+				return 2
+			}
+			return datelineVC(h)
+		}}
+	}
+	for _, k := range [][2]int{{8, 2}, {6, 2}, {4, 3}} {
+		c, _ := NewCube(k[0], k[1], true)
+		a, err := Audit(c, Minimal, scheme(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		aj, err := Audit(c, Minimal, scheme(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := MinClasses(c, Minimal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.Acyclic || aj.Acyclic || r.Classes < 1 || r.Classes > 3 {
+			t.Errorf("%dx%d: the 3-class scheme acyclic %v (jumps with step 1: %v), search minimum %d", k[0], k[1], a.Acyclic, aj.Acyclic, r.Classes)
+		}
+	}
+}
+
+func BenchmarkMinClasses(b *testing.B) {
+	for _, k := range [][2]int{{8, 2}, {4, 3}} {
+		c, _ := NewCube(k[0], k[1], true)
+		for _, v := range []Variant{Literal, Minimal} {
+			b.Run(fmt.Sprintf("%dx%d/%s", k[0], k[1], v), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := MinClasses(c, v); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
 	}
 }
