@@ -12,22 +12,12 @@ import (
 // port, and dimension order.
 func buildDOR(t *testing.T, c topo.RSIConfig) (anyMin, dor *Tables) {
 	t.Helper()
-	tp, err := c.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := fabric.Compile(tp.Fabric)
-	if err != nil {
-		t.Fatal(err)
-	}
+	anyMin = build(t, c)
 	dims, err := topo.RSILayer1Dims(c.Layer1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if anyMin, err = Build(g, tp.Group); err != nil {
-		t.Fatal(err)
-	}
-	if dor, err = BuildWith(g, tp.Group, BuildOptions{Local: DimOrder, Dims: dims}); err != nil {
+	if dor, err = BuildWith(anyMin.G, anyMin.Group, BuildOptions{Local: DimOrder, Dims: dims}); err != nil {
 		t.Fatal(err)
 	}
 	if dor.Local != DimOrder || anyMin.Local != AnyMinimal {
