@@ -113,6 +113,11 @@ func TestExitCodesGenStudy(t *testing.T) {
 		{[]string{"study", "vc-audit", "torus", "--misroute", "x"}, exitUsage},
 		{[]string{"study", "vc-audit", "torus", "--minimal", "x"}, exitUsage},
 		{[]string{"study", "vc-audit", "torus", "--minimal", "tables"}, exitUsage},
+		{[]string{"study", "vc-audit", "rsi", "--local", "nosuch"}, exitUsage},
+		{[]string{"study", "vc-audit", "torus", "--local", "dor"}, exitUsage},
+		{[]string{"study", "tables-report", "--local", "nosuch"}, exitUsage},
+		{[]string{"study", "rsi-vc", "--policy", "bogus"}, exitUsage},
+		{[]string{"study", "rsi-vc", "--supernodes", "x"}, exitUsage},
 	} {
 		_, _, err := run(t, c.args...)
 		if got := exitCode(err); got != c.code {

@@ -17,7 +17,9 @@ import (
 func init() { registerStudy(newVCAuditCmd) }
 
 func newVCAuditCmd() *cobra.Command {
-	var vf vcAuditFlags
+	var policies, misroutes, minimal, local string
+	var params []string
+	var long, noUTurn bool
 	c := &cobra.Command{
 		Use:   "vc-audit KIND [--param NAME=VALUE…]",
 		Short: "Judge VC policies: build the CDG a policy plus routing creates and report acyclic or the cycle",
@@ -25,7 +27,8 @@ func newVCAuditCmd() *cobra.Command {
 RSI super nodes), route it adaptively (every minimal port, or the RSI
 two-level tables of seed 000 §IV-A with --minimal tables), optionally with
 one misroute per packet, assign VCs by each policy, and check the channel
-dependency graph over (channel, VC) for a cycle.
+dependency graph over (channel, VC) for a cycle. --local dor routes inside
+RSI super nodes by dimension order instead of by every minimal port.
 
 Policies: ` + vcPolicyList() + `, hops:N (Gunther's total-hop rule with
 N VCs), or a spec vcs=N,local=COUNTER[+K],global=COUNTER[+K][,clamp] with
@@ -38,16 +41,17 @@ at the source only, onto an own global port); any (one non-minimal hop).`,
   nuesm study vc-audit fbfly --param dims=4x4x4 --policy hops:2,hops:3`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVCAudit(cmd.OutOrStdout(), args[0], vf)
+			return runVCAudit(cmd.OutOrStdout(), args[0], params, vcRouting{minimal, local, noUTurn}, misroutes, policies, long)
 		},
 	}
 	fl := c.Flags()
-	fl.StringArrayVar(&vf.params, "param", nil, "generator parameter NAME=VALUE (as 'nuesm gen KIND --NAME VALUE'); repeatable")
-	fl.StringVar(&vf.policies, "policy", "one-vc", "VC policies, comma-separated (a spec with commas: separate policies by ';')")
-	fl.StringVar(&vf.misroutes, "misroute", "none", "misroute modes, comma-separated")
-	fl.StringVar(&vf.minimal, "minimal", "auto", "minimal routing: shortest (every shortest-path port), tables (two-level tables: T1 in the group, T2 between groups), auto (tables for rsi and dragonfly)")
-	fl.BoolVar(&vf.noUTurn, "no-uturn", false, "a misroute may not leave through the channel the packet came in on")
-	fl.BoolVar(&vf.long, "long", false, "print whole cycles, one channel per line")
+	fl.StringArrayVar(&params, "param", nil, "generator parameter NAME=VALUE (as 'nuesm gen KIND --NAME VALUE'); repeatable")
+	fl.StringVar(&policies, "policy", "one-vc", "VC policies, comma-separated (a spec with commas: separate policies by ';')")
+	fl.StringVar(&misroutes, "misroute", "none", "misroute modes, comma-separated")
+	fl.StringVar(&minimal, "minimal", "auto", "minimal routing: shortest (every shortest-path port), tables (two-level tables: T1 in the group, T2 between groups), auto (tables for rsi and dragonfly)")
+	fl.StringVar(&local, "local", "any", "with --minimal tables on rsi: routing inside super nodes, any (every minimal port) or dor (dimension order)")
+	fl.BoolVar(&noUTurn, "no-uturn", false, "a misroute may not leave through the channel the packet came in on")
+	fl.BoolVar(&long, "long", false, "print whole cycles, one channel per line")
 	return c
 }
 
@@ -69,142 +73,139 @@ func splitVCPolicies(s string) []string {
 	return strings.Split(s, ",")
 }
 
-// vcAuditFlags are the settings of study vc-audit.
-type vcAuditFlags struct {
-	params                       []string
-	policies, misroutes, minimal string
-	long, noUTurn                bool
+// vcRouting is the minimal routing of an audit: shortest, tables or auto;
+// inside super nodes any or dor; and whether misroutes may U-turn.
+type vcRouting struct {
+	minimal, local string
+	noUTurn        bool
 }
 
-// vcAuditRun is a parsed vc-audit: the fabric, its routing (cfg without
-// policy and misroute) and what to audit on it.
-type vcAuditRun struct {
-	tp      *topo.Topology
-	cfg     vcaudit.Config
-	minimal string // shortest or tables
-	pols    []vcpolicy.Policy
-	mrs     []vcaudit.Misroute
-}
-
-func runVCAudit(w io.Writer, kind string, vf vcAuditFlags) error {
-	r, err := vf.parse(kind)
-	if err != nil {
-		return err
-	}
-	if err := r.build(); err != nil {
-		return err
-	}
-	return r.report(w, vf.long)
-}
-
-// parse reads the policies, misroutes and --minimal and generates the
-// fabric; every error is a usage error.
-func (vf vcAuditFlags) parse(kind string) (*vcAuditRun, error) {
+func runVCAudit(w io.Writer, kind string, params []string, rt vcRouting, misroutes, policies string, long bool) error {
+	minimal := rt.minimal
 	pm := map[string]string{}
-	for _, p := range vf.params {
+	for _, p := range params {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok {
-			return nil, usageError(fmt.Errorf("--param %q, expected NAME=VALUE", p))
+			return usageError(fmt.Errorf("--param %q, expected NAME=VALUE", p))
 		}
 		pm[k] = v
 	}
-	r := &vcAuditRun{minimal: vf.minimal}
-	for _, s := range splitVCPolicies(vf.policies) {
-		p, err := vcpolicy.Parse(s)
-		if err != nil {
-			return nil, usageError(err)
-		}
-		r.pols = append(r.pols, p)
-	}
-	for _, s := range strings.Split(vf.misroutes, ",") {
-		m, err := vcaudit.ParseMisroute(strings.TrimSpace(s))
-		if err != nil {
-			return nil, usageError(err)
-		}
-		r.mrs = append(r.mrs, m)
-	}
-	if r.minimal != "shortest" && r.minimal != "tables" && r.minimal != "auto" {
-		return nil, usageError(fmt.Errorf("--minimal %q, expected shortest, tables or auto", r.minimal))
-	}
-	var err error
-	if r.tp, err = topo.Generate(kind, pm); err != nil {
-		return nil, usageError(err) // KIND and --param name the fabric
-	}
-	grouped := r.tp.Kind == "rsi" || r.tp.Kind == "dragonfly"
-	if r.minimal == "auto" {
-		r.minimal = "shortest"
-		if grouped {
-			r.minimal = "tables"
-		}
-	}
-	if r.minimal == "tables" && !grouped {
-		return nil, usageError(fmt.Errorf("--minimal tables needs a grouped fabric (rsi or dragonfly), not %s", r.tp.Kind))
-	}
-	r.cfg.NoUTurn = vf.noUTurn
-	return r, nil
-}
-
-// build compiles the fabric and, for --minimal tables, its two-level
-// tables.
-func (r *vcAuditRun) build() error {
-	g, err := fabric.Compile(r.tp.Fabric)
+	pols, mrs, err := parseVCAudit(policies, misroutes)
 	if err != nil {
 		return err
 	}
-	r.cfg.Graph = g
-	if r.tp.Kind == "rsi" || r.tp.Kind == "dragonfly" {
-		r.cfg.Group = r.tp.Group
+	local, err := rsi.ParseLocal(rt.local)
+	if err != nil {
+		return usageError(fmt.Errorf("--local: %w", err))
 	}
-	if r.minimal == "tables" {
-		if r.cfg.Tables, err = rsi.Build(g, r.tp.Group); err != nil {
-			return err
+	if minimal != "shortest" && minimal != "tables" && minimal != "auto" {
+		return usageError(fmt.Errorf("--minimal %q, expected shortest, tables or auto", minimal))
+	}
+	tp, err := topo.Generate(kind, pm)
+	if err != nil {
+		return usageError(err) // KIND and --param name the fabric
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		return err
+	}
+	cfg := vcaudit.Config{Graph: g, NoUTurn: rt.noUTurn}
+	if tp.Kind == "rsi" || tp.Kind == "dragonfly" {
+		cfg.Group = tp.Group
+		if minimal == "auto" {
+			minimal = "tables"
 		}
 	}
-	return nil
-}
-
-// report audits every misroute and policy and prints the table, the
-// cycles found (whole with long) and the policies.
-func (r *vcAuditRun) report(w io.Writer, long bool) error {
-	g, cfg := r.cfg.Graph, r.cfg
-	fmt.Fprintf(w, "%s %s: %d switches, %d channels; minimal routing: %s; U-turn misroutes: %v\n\n", r.tp.Kind, r.tp.Params, g.NumSwitches(), g.NumChannels(), r.minimal, !cfg.NoUTurn)
+	if minimal == "auto" {
+		minimal = "shortest"
+	}
+	if minimal == "tables" {
+		if cfg.Group == nil {
+			return usageError(fmt.Errorf("--minimal tables needs a grouped fabric (rsi or dragonfly), not %s", tp.Kind))
+		}
+		if cfg.Tables, err = rsiTables(tp, g, local); err != nil {
+			return err
+		}
+		if local != rsi.AnyMinimal {
+			minimal += " (" + local.Describe() + " inside super nodes)"
+		}
+	} else if local != rsi.AnyMinimal {
+		return usageError(fmt.Errorf("--local %s needs --minimal tables", local))
+	}
+	fmt.Fprintf(w, "%s %s: %d switches, %d channels; minimal routing: %s; U-turn misroutes: %v\n\n", tp.Kind, tp.Params, g.NumSwitches(), g.NumChannels(), minimal, !rt.noUTurn)
 	fmt.Fprintln(w, "| policy | misroute | VCs | VCs wanted | longest path | CDG vertices | CDG edges | verdict |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	var cycles []string
-	for _, m := range r.mrs {
-		for _, p := range r.pols {
+	for _, m := range mrs {
+		for _, p := range pols {
 			cfg.Misroute, cfg.Policy = m, p
-			res, err := vcaudit.Audit(cfg)
+			r, err := vcaudit.Audit(cfg)
 			if err != nil {
 				return err
 			}
-			verdict := "acyclic"
-			if !res.Acyclic {
-				verdict = fmt.Sprintf("CYCLE of %d", len(res.Cycle.Channels))
-				text := res.Cycle.Error()
-				if long {
-					text = res.Cycle.Long()
-				}
-				cycles = append(cycles, fmt.Sprintf("%s + %s:\n%s", p.Name, m, text))
-			}
-			if res.Overflow > 0 {
-				verdict += fmt.Sprintf("; %d hops overflow", res.Overflow)
-				cycles = append(cycles, fmt.Sprintf("%s + %s overflow: %s", p.Name, m, res.OverflowExample))
-			}
-			if res.DeadlockFree() {
-				verdict = "acyclic: deadlock-free"
-			}
-			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d | %s |\n", p.Name, m, p.VCs, res.VCsWanted, res.MaxPath, res.Vertices, res.Edges, verdict)
+			verdict, why := auditVerdict(r, fmt.Sprintf("%s + %s", p.Name, m), long)
+			cycles = append(cycles, why...)
+			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d | %s |\n", p.Name, m, p.VCs, r.VCsWanted, r.MaxPath, r.Vertices, r.Edges, verdict)
 		}
 	}
-	for _, c := range cycles {
+	writeAuditNotes(w, cycles, pols)
+	return nil
+}
+
+// parseVCAudit reads the --policy and --misroute lists; its errors are
+// usage errors.
+func parseVCAudit(policies, misroutes string) ([]vcpolicy.Policy, []vcaudit.Misroute, error) {
+	var pols []vcpolicy.Policy
+	for _, s := range splitVCPolicies(policies) {
+		p, err := vcpolicy.Parse(s)
+		if err != nil {
+			return nil, nil, usageError(err)
+		}
+		pols = append(pols, p)
+	}
+	var mrs []vcaudit.Misroute
+	for _, s := range strings.Split(misroutes, ",") {
+		m, err := vcaudit.ParseMisroute(strings.TrimSpace(s))
+		if err != nil {
+			return nil, nil, usageError(err)
+		}
+		mrs = append(mrs, m)
+	}
+	return pols, mrs, nil
+}
+
+// auditVerdict condenses a result into a table cell and the notes that
+// explain it (the cycle, an overflowing hop), each labelled with label.
+func auditVerdict(r *vcaudit.Result, label string, long bool) (string, []string) {
+	var notes []string
+	verdict := "acyclic"
+	if !r.Acyclic {
+		verdict = fmt.Sprintf("CYCLE of %d", len(r.Cycle.Channels))
+		text := r.Cycle.Error()
+		if long {
+			text = r.Cycle.Long()
+		}
+		notes = append(notes, fmt.Sprintf("%s:\n%s", label, text))
+	}
+	if r.Overflow > 0 {
+		verdict += fmt.Sprintf("; %d hops overflow", r.Overflow)
+		notes = append(notes, fmt.Sprintf("%s overflow: %s", label, r.OverflowExample))
+	}
+	if r.DeadlockFree() {
+		verdict = "acyclic: deadlock-free"
+	}
+	return verdict, notes
+}
+
+// writeAuditNotes prints the cycles and overflows, then the policies.
+func writeAuditNotes(w io.Writer, notes []string, pols []vcpolicy.Policy) {
+	for _, c := range notes {
 		fmt.Fprintf(w, "\n%s\n", c)
 	}
-	if len(r.pols) > 0 {
+	if len(pols) > 0 {
 		fmt.Fprintln(w, "\npolicies:")
-		for _, p := range r.pols {
+		for _, p := range pols {
 			fmt.Fprintf(w, "- %s (%s): %s\n", p.Name, p, p.Doc)
 		}
 	}
-	return nil
 }
