@@ -273,12 +273,12 @@ func (u *usedTurns) release(t int32) {
 // reached move right in front of b; either part keeps its order
 // (Marchetti-Spaccamela, Nanni, Rohnert, IPL 59, 1996, and its mirror
 // image). The moved channels are relabelled in the gap there (see
-// placeAfter); the rest of the window ord[b]..ord[a] keeps its labels:
-// with positions instead of labels, shifting the window took a third of
-// the routing on the torus 8×8×8 (windows of 452 channels on average, 6 of
-// them reached). Pearce–Kelly's reordering of both searched sets costs
-// more (torus 8×8×8, k = 8: 0.32 s against 0.22 s per routing, and again
-// when tried with this code).
+// placeAfter); the rest of the window ord[b]..ord[a] keeps its labels, so
+// a move costs the reached channels, not the window (windows are large and
+// the reached part small; plain positions would shift the whole window).
+// Pearce–Kelly's reordering of both searched sets needs a backward search
+// every time and is slower here (nue/README.md, "Search", has the
+// measurements).
 func (u *usedTurns) insert(a, b int32) bool {
 	lb, ub := u.ord(b), u.ord(a)
 	if lb > ub {

@@ -37,13 +37,13 @@ SIZES are comma-separated k-ary n-cubes written like 8x8 or 4x4x4.`,
 			var opt novacube.ReportOptions
 			var err error
 			if opt.Props, err = parseCubeSizes(props); err != nil {
-				return err
+				return usageError(err)
 			}
 			if opt.APL, err = parseCubeSizes(apl); err != nil {
-				return err
+				return usageError(err)
 			}
 			if opt.Audit, err = parseCubeSizes(audit); err != nil {
-				return err
+				return usageError(err)
 			}
 			return novacube.Report(cmd.OutOrStdout(), opt)
 		},

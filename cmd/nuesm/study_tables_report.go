@@ -49,14 +49,14 @@ type rsiNet struct {
 func (f *rsiFlags) configs() ([]topo.RSIConfig, error) {
 	gw, err := topo.ParseRSIGateways(f.gateways)
 	if err != nil {
-		return nil, err
+		return nil, usageError(err)
 	}
 	ints := func(flag, s string) ([]int, error) {
 		var out []int
 		for _, v := range strings.Split(s, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 1 {
-				return nil, fmt.Errorf("--%s %q: expected positive integers separated by commas", flag, s)
+				return nil, usageError(fmt.Errorf("--%s %q: expected positive integers separated by commas", flag, s))
 			}
 			out = append(out, n)
 		}
@@ -88,7 +88,7 @@ func (f *rsiFlags) buildRSI(c topo.RSIConfig) (*rsiNet, error) {
 	if f.local != "" {
 		var err error
 		if local, err = rsi.ParseLocal(f.local); err != nil {
-			return nil, fmt.Errorf("--local: %w", err)
+			return nil, usageError(fmt.Errorf("--local: %w", err))
 		}
 	}
 	return buildRSI(c, local)
@@ -98,7 +98,7 @@ func (f *rsiFlags) buildRSI(c topo.RSIConfig) (*rsiNet, error) {
 func buildRSI(c topo.RSIConfig, local rsi.Local) (*rsiNet, error) {
 	tp, err := c.Build()
 	if err != nil {
-		return nil, err
+		return nil, usageError(err) // the network's parameters are flags
 	}
 	g, err := fabric.Compile(tp.Fabric)
 	if err != nil {

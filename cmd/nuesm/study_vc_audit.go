@@ -86,7 +86,7 @@ func runVCAudit(w io.Writer, kind string, params []string, rt vcRouting, misrout
 	for _, p := range params {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok {
-			return fmt.Errorf("--param %q, expected NAME=VALUE", p)
+			return usageError(fmt.Errorf("--param %q, expected NAME=VALUE", p))
 		}
 		pm[k] = v
 	}
@@ -96,14 +96,14 @@ func runVCAudit(w io.Writer, kind string, params []string, rt vcRouting, misrout
 	}
 	local, err := rsi.ParseLocal(rt.local)
 	if err != nil {
-		return fmt.Errorf("--local: %w", err)
+		return usageError(fmt.Errorf("--local: %w", err))
 	}
 	if minimal != "shortest" && minimal != "tables" && minimal != "auto" {
-		return fmt.Errorf("--minimal %q, expected shortest, tables or auto", minimal)
+		return usageError(fmt.Errorf("--minimal %q, expected shortest, tables or auto", minimal))
 	}
 	tp, err := topo.Generate(kind, pm)
 	if err != nil {
-		return err
+		return usageError(err) // KIND and --param name the fabric
 	}
 	g, err := fabric.Compile(tp.Fabric)
 	if err != nil {
@@ -121,7 +121,7 @@ func runVCAudit(w io.Writer, kind string, params []string, rt vcRouting, misrout
 	}
 	if minimal == "tables" {
 		if cfg.Group == nil {
-			return fmt.Errorf("--minimal tables needs a grouped fabric (rsi or dragonfly), not %s", tp.Kind)
+			return usageError(fmt.Errorf("--minimal tables needs a grouped fabric (rsi or dragonfly), not %s", tp.Kind))
 		}
 		if cfg.Tables, err = rsiTables(tp, g, local); err != nil {
 			return err
@@ -130,7 +130,7 @@ func runVCAudit(w io.Writer, kind string, params []string, rt vcRouting, misrout
 			minimal += " (" + local.Describe() + " inside super nodes)"
 		}
 	} else if local != rsi.AnyMinimal {
-		return fmt.Errorf("--local %s needs --minimal tables", local)
+		return usageError(fmt.Errorf("--local %s needs --minimal tables", local))
 	}
 	fmt.Fprintf(w, "%s %s: %d switches, %d channels; minimal routing: %s; U-turn misroutes: %v\n\n", tp.Kind, tp.Params, g.NumSwitches(), g.NumChannels(), minimal, !rt.noUTurn)
 	fmt.Fprintln(w, "| policy | misroute | VCs | VCs wanted | longest path | CDG vertices | CDG edges | verdict |")
@@ -152,13 +152,14 @@ func runVCAudit(w io.Writer, kind string, params []string, rt vcRouting, misrout
 	return nil
 }
 
-// parseVCAudit reads the --policy and --misroute lists.
+// parseVCAudit reads the --policy and --misroute lists; its errors are
+// usage errors.
 func parseVCAudit(policies, misroutes string) ([]vcpolicy.Policy, []vcaudit.Misroute, error) {
 	var pols []vcpolicy.Policy
 	for _, s := range splitVCPolicies(policies) {
 		p, err := vcpolicy.Parse(s)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, usageError(err)
 		}
 		pols = append(pols, p)
 	}
@@ -166,7 +167,7 @@ func parseVCAudit(policies, misroutes string) ([]vcpolicy.Policy, []vcaudit.Misr
 	for _, s := range strings.Split(misroutes, ",") {
 		m, err := vcaudit.ParseMisroute(strings.TrimSpace(s))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, usageError(err)
 		}
 		mrs = append(mrs, m)
 	}
