@@ -170,7 +170,9 @@ type verifier struct {
 	cross bool    // SL2VL may change the VL along a path
 	tbase []int64 // channel -> first turn id
 	edges []uint64
-	dests []int32 // destination LIDs
+	dests int // destination LIDs
+	// srcCols: per-source-switch SLs read a block at a time (see walker.block)
+	srcCols bool
 
 	pairs    int64
 	deliv    int64
@@ -214,9 +216,10 @@ func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
 	v.edges = make([]uint64, (nbits+63)/64)
 	for lid := 1; lid <= g.MaxLID(); lid++ {
 		if sw, term := g.Owner(lid); sw >= 0 || term >= 0 {
-			v.dests = append(v.dests, int32(lid))
+			v.dests++
 		}
 	}
+	v.srcCols = !v.cross && r.SL.BySrc != nil && len(r.SL.Pair) == 0 && len(r.SL.ByDest) > g.MaxLID()
 	return v
 }
 
@@ -265,13 +268,16 @@ func checkTables(g *fabric.Graph, r *lft.Routing) error {
 	return nil
 }
 
+// run walks the destinations a block of LIDs at a time, each worker its
+// blocks in increasing order (so that each keeps its first examples).
 func (v *verifier) run() {
-	wks := make([]*walker, parallel.Workers(len(v.dests), v.opt.Workers))
-	_ = parallel.For(context.Background(), len(v.dests), v.opt.Workers, func(w, i int) error {
+	nblocks := v.g.MaxLID()/block + 1
+	wks := make([]*walker, parallel.Workers(nblocks, v.opt.Workers))
+	_ = parallel.For(context.Background(), nblocks, v.opt.Workers, func(w, b int) error {
 		if wks[w] == nil {
 			wks[w] = newWalker(v)
 		}
-		wks[w].dest(int(v.dests[i]))
+		wks[w].block(b)
 		return nil
 	})
 	for _, wk := range wks {
@@ -284,7 +290,7 @@ func (v *verifier) run() {
 func (v *verifier) report() *Report {
 	g := v.g
 	rep := &Report{
-		Destinations: len(v.dests), Pairs: v.pairs, Delivered: v.deliv, Unconnected: v.unconn,
+		Destinations: v.dests, Pairs: v.pairs, Delivered: v.deliv, Unconnected: v.unconn,
 		Loops: v.loops, DeadEnds: v.dead, VLLimit: v.opt.MaxVLs, NumVLs: v.r.NumVLs,
 		VLsUsed: bits.Len32(v.vlMask),
 	}

@@ -2,17 +2,29 @@ package cdg
 
 import (
 	"fmt"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/lft"
 )
 
+// block is the number of destination LIDs a walker reads at a time: one
+// cache line of every switch's table, transposed so that each
+// destination's entries (a column of the tables) lie in one contiguous
+// slice.
+const block = 64
+
 // walker checks one destination at a time; each worker owns one.
 type walker struct {
-	v       *verifier
-	t       *lft.Walker
-	stamp   uint32
-	chStamp []uint32 // per channel: (dest stamp, SL) already walked onward
+	v     *verifier
+	t     *lft.Walker
+	tb    []uint8  // the block's LFT entries: tb[j*S+x] is switch x's entry for LID d0+j
+	sb    []uint8  // the block's per-source-switch SLs, laid out as tb (nil: not used)
+	vls   []uint32 // per switch: VLs of the walked paths that pass it (uniform SL2VL)
+	stamp uint32
+	// chStamp is per virtual channel: (dest stamp, SL) already walked
+	// onward (per-port SL2VL tables only).
+	chStamp []uint32
 
 	pairs, deliv, unconn, loops, dead int64
 	vlMask                            uint32
@@ -20,15 +32,61 @@ type walker struct {
 }
 
 func newWalker(v *verifier) *walker {
-	return &walker{v: v, t: lft.NewWalker(v.g, v.r), chStamp: make([]uint32, v.g.NumChannels()*v.V)}
+	S := v.g.NumSwitches()
+	w := &walker{v: v, t: lft.NewWalker(v.g, v.r), tb: make([]uint8, block*S)}
+	if v.cross {
+		w.chStamp = make([]uint32, v.g.NumChannels()*v.V)
+	} else {
+		w.vls = make([]uint32, S)
+	}
+	if v.srcCols {
+		w.sb = make([]uint8, block*S)
+	}
+	return w
 }
 
-// dest checks every source against destination LID d.
-func (w *walker) dest(d int) {
+// block checks the destinations among LIDs b*block .. b*block+block-1.
+func (w *walker) block(b int) {
+	v, S := w.v, w.v.g.NumSwitches()
+	d0 := b * block
+	n := min(block, v.g.MaxLID()+1-d0)
+	for x := int32(0); int(x) < S; x++ {
+		transpose(w.tb, S, x, v.r.Row(x)[d0:d0+n])
+	}
+	if w.sb != nil {
+		for x := int32(0); int(x) < S; x++ {
+			transpose(w.sb, S, x, v.r.SL.SrcRow(x)[d0:d0+n])
+		}
+	}
+	for j := 0; j < n; j++ {
+		d := d0 + j
+		if sw, term := v.g.Owner(d); sw < 0 && term < 0 {
+			continue
+		}
+		var sl []uint8
+		if w.sb != nil {
+			sl = w.sb[j*S : (j+1)*S]
+		}
+		w.dest(d, w.tb[j*S:(j+1)*S], sl)
+	}
+}
+
+// transpose writes switch x's slice of a block of LIDs into the block's
+// columns: tb[j*S+x] = row[j].
+func transpose(tb []uint8, S int, x int32, row []uint8) {
+	for j, p := range row {
+		tb[j*S+int(x)] = p
+	}
+}
+
+// dest checks every source against destination LID d, whose entry at
+// switch x is col[x] and whose per-source-switch SL is sl[x] (sl nil: read
+// from the SL table).
+func (w *walker) dest(d int, col, sl []uint8) {
 	v, g := w.v, w.v.g
 	w.stamp++
 	dsw, dport, term := lft.Target(g, d)
-	w.t.Dest(d)
+	w.t.DestColumn(col, dsw, dport)
 	for u := int32(0); int(u) < g.NumSwitches(); u++ {
 		n := int64(v.nsrc[u])
 		if term >= 0 && g.Terms[term].Switch == u {
@@ -56,12 +114,85 @@ func (w *walker) dest(d int) {
 			continue
 		}
 		w.deliv += n
-		w.edges(u, d, dsw, dport, term, self && v.opt.SwitchSources)
+		if v.cross {
+			w.edges(u, d, dsw, dport, term, self && v.opt.SwitchSources)
+		} else {
+			m := w.sourceVLs(u, d, term, self && v.opt.SwitchSources, sl)
+			w.vls[u] = m
+			w.vlMask |= m
+		}
+	}
+	if !v.cross {
+		w.spread(dsw)
+	}
+}
+
+// sourceVLs returns the VLs of the walked paths from switch u to d when
+// every port maps SLs by Default: one per distinct SL among u's sources.
+func (w *walker) sourceVLs(u int32, d int, term int32, self bool, sl []uint8) uint32 {
+	v, g, r := w.v, w.v.g, w.v.r
+	def := &r.SL2VL.Default
+	if len(r.SL.Pair) == 0 {
+		inject := v.nsrc[u] > 0 && !(v.nsrc[u] == 1 && term >= 0 && g.Terms[term].Switch == u)
+		if !inject && !self {
+			return 0
+		}
+		if sl != nil {
+			return 1 << def[sl[u]&0xF]
+		}
+		return 1 << def[r.SL.Of(u, 0, d)&0xF]
+	}
+	var m uint32
+	for _, t := range g.TermsOf(u) {
+		if t == term {
+			continue
+		}
+		tm := &g.Terms[t]
+		for l := 0; l < 1<<tm.LMC; l++ {
+			m |= 1 << def[r.SL.Of(u, int(tm.LID)+l, d)&0xF]
+		}
+	}
+	if self {
+		m |= 1 << def[r.SL.Of(u, int(g.SwitchLID(u)), d)&0xF]
+	}
+	return m
+}
+
+// spread pushes the VLs of the walked paths down the tree of next hops
+// towards destination switch dsw, each switch before the switches its walk
+// passes (the walker's order reversed), and sets a dependency per VL for
+// every two consecutive hops: the dependencies of every walked path, each
+// switch's next hop read once per destination.
+func (w *walker) spread(dsw int32) {
+	v, g := w.v, w.v.g
+	ok := w.t.Order()
+	V := int64(v.V)
+	for i := len(ok) - 1; i >= 0; i-- {
+		x := ok[i]
+		m := w.vls[x]
+		if m == 0 {
+			continue
+		}
+		w.vls[x] = 0
+		if x == dsw {
+			continue
+		}
+		c := w.t.Next(x)
+		h := g.Head[c]
+		w.vls[h] |= m
+		if h == dsw {
+			continue
+		}
+		base := (v.tbase[c] + int64(w.t.Next(h)-g.Off[h])) * V
+		for ; m != 0; m &= m - 1 {
+			v.setBit(base + int64(bits.TrailingZeros32(m)))
+		}
 	}
 }
 
 // edges records the dependencies of the delivered paths from switch u to
-// d: one walk per distinct (SL, input port) among u's sources.
+// d: one walk per distinct (SL, input port) among u's sources (per-port
+// SL2VL tables, where the VL may change along a path).
 func (w *walker) edges(u int32, d int, dsw int32, dport uint8, term int32, self bool) {
 	v, g, r := w.v, w.v.g, w.v.r
 	perPort := r.SL2VL.Switch != nil && r.SL2VL.Switch[u] != nil
@@ -122,6 +253,8 @@ func (w *walker) walk(u int32, in uint8, sl uint8, dsw int32, dport uint8) {
 	}
 }
 
+// setEdge sets the dependency from channel c1 on VL vl1 to channel c2 (out
+// of the switch c1 enters) on VL vl2.
 func (w *walker) setEdge(c1 int32, vl1 uint8, c2 int32, vl2 uint8) {
 	v, g := w.v, w.v.g
 	turn := v.tbase[c1] + int64(c2-g.Off[g.Head[c1]])
@@ -131,6 +264,12 @@ func (w *walker) setEdge(c1 int32, vl1 uint8, c2 int32, vl2 uint8) {
 	} else {
 		bit = turn*int64(v.V) + int64(vl2)
 	}
+	v.setBit(bit)
+}
+
+// setBit sets a dependency bit; walkers of other destinations set bits
+// concurrently.
+func (v *verifier) setBit(bit int64) {
 	word, mask := &v.edges[bit>>6], uint64(1)<<(bit&63)
 	if atomic.LoadUint64(word)&mask == 0 {
 		atomic.OrUint64(word, mask)
