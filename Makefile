@@ -62,11 +62,32 @@ bench-fip: build
 bench-nue: build
 	bench/nue/run.sh bench/nue/RESULTS.md
 
+## bench-sar: scheduling-aware routing on job mixes (fat trees, tori): effective
+## EFI per job and overall, dark fiber, per engine -> bench/sar/RESULTS.md
+.PHONY: bench-sar
+bench-sar: build
+	bench/sar/run.sh
+
+## bench-output: bytes written per table set and per published generation,
+## compact forms against the older text layout (route, route --compact,
+## serve's first generation) -> bench/output/RESULTS.md. NUESM_OLD=<binary
+## from before the compact forms> measures the older layout's times too;
+## FABRICS="clos36 df clos56" adds the radix-56 Clos (~15 GB of disk).
+.PHONY: bench-output
+bench-output: build
+	bench/output/run.sh bench/output/RESULTS.md
+
 ## bench-flitsim: simulated throughput per engine (shift, uniform) on fat tree,
 ## torus, random, with and without failures -> bench/flitsim/RESULTS.md
 .PHONY: bench-flitsim
 bench-flitsim:
 	bench/flitsim/run.sh bench/flitsim/RESULTS.md
+
+## bench-booksim: flitsim against BookSim2 (built from its repository at
+## bench time) -> bench/flitsim/booksim.md and the speed table speed.md
+.PHONY: bench-booksim
+bench-booksim:
+	bench/flitsim/booksim.sh
 
 ## bench-seeds: the seed papers' reproduction reports; runs every
 ## bench/seeds/*/run.sh (each rewrites its RESULTS.md, the adaptive-routing

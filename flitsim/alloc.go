@@ -46,10 +46,11 @@ type saGrant struct {
 func (s *sim) switchCycle(sw int32) bool {
 	n := s.n
 	ins := n.swIn[n.swInOff[sw]:n.swInOff[sw+1]]
+	s.stallWait = false
 	if s.swVA[sw] {
-		s.swVA[sw] = s.allocVCs(ins)
+		s.swVA[sw] = s.allocVCs(ins) || s.stallWait
 	}
-	return s.allocSwitch(ins)
+	return s.allocSwitch(ins) || s.stallWait
 }
 
 // allocVCs runs VC allocation; it reports whether some eligible proposal
@@ -74,7 +75,7 @@ func (s *sim) allocVCs(ins []int32) bool {
 			}
 		}
 		if len(s.reqs) == 0 {
-			return false
+			return s.stallWait
 		}
 		// Each output VC picks the proposal closest after its pointer.
 		s.ovList = s.ovList[:0]
@@ -145,6 +146,15 @@ func (s *sim) vcRequests(ivc, inKey int32, all bool) {
 			}
 			s.seen[lo] = stamp
 		}
+		if !s.routed(e) {
+			if !s.voq {
+				break
+			}
+			continue
+		}
+		if s.n.pool > 1 {
+			ov = s.poolVC(ov, ivc)
+		}
 		if s.ov[ov].owner < 0 && (!s.vct || s.ov[ov].credits >= s.P) {
 			q := vaReq{ivc: ivc, e: e, ov: ov, inKey: inKey, pos: pos}
 			if all {
@@ -162,7 +172,42 @@ func (s *sim) vcRequests(ivc, inKey int32, all bool) {
 	}
 }
 
+// routed reports whether candidate entry e has spent Config.RouteStall
+// cycles in route computation and VC allocation since it first became a
+// candidate (BookSim2's routing_delay + vc_alloc_delay: the input VC
+// starts nothing new meanwhile); otherwise it marks the switch to run
+// again.
+func (s *sim) routed(e int32) bool {
+	if s.cfg.RouteStall == 0 {
+		return true
+	}
+	if s.en[e].ready < 0 {
+		s.en[e].ready = s.now + int64(s.cfg.RouteStall)
+	}
+	if s.now < s.en[e].ready {
+		s.stallWait = true
+		return false
+	}
+	return true
+}
+
+// poolVC returns the VC input VC ivc proposes in the pool that starts at
+// output VC base: the first free one with room (for virtual cut-through,
+// credits for the whole packet), searched from a position that differs
+// between input VCs so that they spread over the pool; base when none is.
+func (s *sim) poolVC(base, ivc int32) int32 {
+	k := int32(s.n.pool)
+	for j := int32(0); j < k; j++ {
+		ov := base + (ivc+j)%k
+		if s.ov[ov].owner < 0 && (!s.vct || s.ov[ov].credits >= s.P) && s.ov[ov].credits > 0 {
+			return ov
+		}
+	}
+	return base
+}
+
 func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
+	s.en[q.e].out = q.ov // the VC of the pool it won
 	s.ov[q.ov].owner = q.ivc
 	s.iv[q.ivc].active = q.e
 	s.actMask[q.ivc>>s.vs] |= 1 << uint32(q.ivc&(1<<s.vs-1))
@@ -175,60 +220,14 @@ func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
 // allocSwitch runs switch allocation and forwards the granted flits.
 func (s *sim) allocSwitch(ins []int32) bool {
 	moved, wait := false, false
-	islip := s.cfg.Allocator == ISLIP
-	vmask := int32(1)<<s.vs - 1
-	nowFP := s.now << 10
 	for it := 0; it < s.its; it++ {
 		s.tick++
-		tick := s.tick
-		s.lkList = s.lkList[:0]
-		for _, li := range ins {
-			if s.inUsed[li] == s.now {
-				continue
-			}
-			ready := uint32(0)
-			for m := s.actMask[li]; m != 0; m &= m - 1 {
-				vl := int32(bits.TrailingZeros32(m))
-				e := s.iv[li<<s.vs|vl].active
-				if s.en[e].arr <= s.en[e].sent {
-					continue
-				}
-				ov := s.en[e].out
-				if s.ov[ov].credits <= 0 {
-					continue
-				}
-				if s.freeAt[ov>>s.vs] > nowFP {
-					wait = true
-					continue
-				}
-				ready |= 1 << vl
-			}
-			if s.vct && s.inLock[li] >= 0 {
-				ready &= 1 << s.inLock[li] // the packet in progress keeps the input
-			}
-			if ready == 0 {
-				continue
-			}
-			if !islip {
-				rot := bits.RotateLeft32(ready, -int(s.saPtr[li]))
-				ready = 1 << ((int(s.saPtr[li]) + bits.TrailingZeros32(rot)) & 31)
-			}
-			for r := ready; r != 0; r &= r - 1 {
-				ivc := li<<s.vs | int32(bits.TrailingZeros32(r))
-				ov := s.en[s.iv[ivc].active].out
-				lo := ov >> s.vs
-				if s.lkTick[lo] != tick {
-					s.lkTick[lo], s.lkMask[lo] = tick, 0
-					s.lkList = append(s.lkList, lo)
-				}
-				s.lkMask[lo] |= 1 << uint32(ov&vmask)
-				s.ovBest[ov] = ivc
-			}
-		}
+		wait = s.saRequests(ins) || wait
 		if len(s.lkList) == 0 {
 			break
 		}
-		if !islip {
+		if s.cfg.Allocator != ISLIP {
+			vmask := int32(1)<<s.vs - 1
 			for _, lo := range s.lkList {
 				c, ok := s.pickOut(lo)
 				if !ok {
@@ -241,37 +240,99 @@ func (s *sim) allocSwitch(ins []int32) bool {
 			}
 			break
 		}
-		// iSLIP: every output grants one VL; every input accepts the grant
-		// of the VL closest after its pointer.
-		s.grants = s.grants[:0]
-		for _, lo := range s.lkList {
-			c, ok := s.pickOut(lo)
-			if !ok {
-				continue
-			}
-			ivc := s.ovBest[lo<<s.vs|int32(c.vl)]
-			li := ivc >> s.vs
-			g := saGrant{ivc: ivc, c: c, ready: s.lkMask[lo]}
-			if s.ivTick[li] != tick {
-				s.ivTick[li], s.ivBest[li] = tick, int32(len(s.grants))
-				s.grants = append(s.grants, g)
-				continue
-			}
-			b := &s.grants[s.ivBest[li]]
-			ptr := int32(s.saPtr[li])
-			if rrKey(ivc&vmask, ptr, 32) < rrKey(b.ivc&vmask, ptr, 32) {
-				*b = g
-			}
-		}
-		for _, g := range s.grants {
-			if it == 0 {
-				s.saPtr[g.ivc>>s.vs] = uint8(g.ivc&vmask) + 1
-			}
-			s.forward(g.ivc, g.c, g.ready)
-			moved = true
-		}
+		moved = s.islipGrants(it) || moved
 	}
 	return moved || wait
+}
+
+// saRequests collects, per output link, the input VLs of ins ready to
+// send a flit on it (s.lkList, s.lkMask, s.ovBest for this tick); round
+// robin leaves one VL per input. It reports whether a VL waits only for
+// its output link's bandwidth.
+func (s *sim) saRequests(ins []int32) (wait bool) {
+	tick := s.tick
+	vmask := int32(1)<<s.vs - 1
+	nowFP := s.now << 10
+	s.lkList = s.lkList[:0]
+	for _, li := range ins {
+		if s.inUsed[li] == s.now {
+			continue
+		}
+		ready := uint32(0)
+		for m := s.actMask[li]; m != 0; m &= m - 1 {
+			vl := int32(bits.TrailingZeros32(m))
+			e := s.iv[li<<s.vs|vl].active
+			if s.en[e].arr <= s.en[e].sent {
+				continue
+			}
+			ov := s.en[e].out
+			if s.ov[ov].credits <= 0 {
+				continue
+			}
+			if s.freeAt[ov>>s.vs] > nowFP {
+				wait = true
+				continue
+			}
+			ready |= 1 << vl
+		}
+		if s.vct && s.inLock[li] >= 0 {
+			ready &= 1 << s.inLock[li] // the packet in progress keeps the input
+		}
+		if ready == 0 {
+			continue
+		}
+		if s.cfg.Allocator != ISLIP {
+			rot := bits.RotateLeft32(ready, -int(s.saPtr[li]))
+			ready = 1 << ((int(s.saPtr[li]) + bits.TrailingZeros32(rot)) & 31)
+		}
+		for r := ready; r != 0; r &= r - 1 {
+			ivc := li<<s.vs | int32(bits.TrailingZeros32(r))
+			ov := s.en[s.iv[ivc].active].out
+			lo := ov >> s.vs
+			if s.lkTick[lo] != tick {
+				s.lkTick[lo], s.lkMask[lo] = tick, 0
+				s.lkList = append(s.lkList, lo)
+			}
+			s.lkMask[lo] |= 1 << uint32(ov&vmask)
+			s.ovBest[ov] = ivc
+		}
+	}
+	return wait
+}
+
+// islipGrants is one iSLIP round: every output grants one VL; every input
+// accepts the grant of the VL closest after its pointer (pointers move in
+// the first round only). It reports whether a flit moved.
+func (s *sim) islipGrants(it int) bool {
+	tick := s.tick
+	vmask := int32(1)<<s.vs - 1
+	s.grants = s.grants[:0]
+	for _, lo := range s.lkList {
+		c, ok := s.pickOut(lo)
+		if !ok {
+			continue
+		}
+		ivc := s.ovBest[lo<<s.vs|int32(c.vl)]
+		li := ivc >> s.vs
+		g := saGrant{ivc: ivc, c: c, ready: s.lkMask[lo]}
+		if s.ivTick[li] != tick {
+			s.ivTick[li], s.ivBest[li] = tick, int32(len(s.grants))
+			s.grants = append(s.grants, g)
+			continue
+		}
+		b := &s.grants[s.ivBest[li]]
+		ptr := int32(s.saPtr[li])
+		if rrKey(ivc&vmask, ptr, 32) < rrKey(b.ivc&vmask, ptr, 32) {
+			*b = g
+		}
+	}
+	for _, g := range s.grants {
+		if it == 0 {
+			s.saPtr[g.ivc>>s.vs] = uint8(g.ivc&vmask) + 1
+		}
+		s.forward(g.ivc, g.c, g.ready)
+	}
+	return len(s.grants) > 0
 }
 
 // pickOut runs the VL arbitration of output link lo among the VLs
@@ -313,7 +374,7 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	s.st.occAdd(s.now, vl, -1, 0)
 	s.iv[ivc].stuck = s.now
 	s.inUsed[li] = s.now
-	s.wh.push(s.now+s.lat, event{link: li, vl: vl, kind: evCredit})
+	s.wh.push(s.now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
 	s.ov[ov].credits--
 	if s.outPend != nil {
 		s.outPend[lo]--

@@ -1,7 +1,39 @@
 package flitsim
 
+import (
+	"fmt"
+	"io"
+)
+
 // Bound is the analytic throughput bound of the routing for a traffic
 // pattern, from the channel loads along the LFT paths.
+//
+// What it bounds: Saturation is the highest offered load per active
+// source at which no link exceeds its bandwidth when every source spreads
+// its flits over its destinations as the pattern does on average. Below
+// it the accepted throughput equals the offered one; it is also the
+// accepted throughput's bound at and past saturation for patterns whose
+// every source crosses the busiest link equally. For the others the
+// accepted mean may exceed it past saturation: the sources that avoid
+// the busiest link keep their full load, so the delivered traffic no
+// longer has the pattern's proportions. Run calls such runs unstable
+// (Result.Verdict), so a bound exceeded is never silent.
+//
+// The destination mix per pattern (Traffic.Pattern):
+//   - uniform: every other node alike (never the source itself);
+//     shift: the same over the whole exchange;
+//   - permutation, bitrev, transpose: one destination; a node mapped to
+//     itself does not send;
+//   - hotspot: HotFraction of the messages, weighted by their classes'
+//     sizes in flits, to HotNode, the rest uniform; past saturation the
+//     sources keep their uniform share, so the mean exceeds the bound;
+//   - neighbor, nextgroup, grouphotspot: the candidates alike;
+//     grouplocal: the other nodes of the group alike;
+//   - io: IORatio of the messages (weighted by flits) to the node's I/O
+//     node, the rest uniform over the other compute nodes; the busiest
+//     link is usually an I/O node's ejection link, which the compute
+//     traffic never crosses, so past saturation the mean exceeds the
+//     bound.
 type Bound struct {
 	// Loads[l] is the flits per cycle crossing link l when every active
 	// source offers one flit per cycle, spread over its destinations as
@@ -142,4 +174,24 @@ func (n *Network) phaseLoads() int64 {
 		used = used[:0]
 	}
 	return sum
+}
+
+// WriteLines prints the bound beside result r (bw: the link bandwidth)
+// and, when r's offered load is beyond it, how much of it r accepted and
+// why the mean may exceed it.
+func (b *Bound) WriteLines(w io.Writer, r *Result, bw float64) {
+	fmt.Fprintf(w, "bound            saturation at %.4f of link bandwidth: the offered load at which %s reaches its bandwidth (%.3f flits/cycle per unit load)\n",
+		b.Saturation, b.LinkName, b.MaxLoad)
+	if b.CompletionCycles > 0 {
+		fmt.Fprintf(w, "bound            completion at least %.0f cycles\n", b.CompletionCycles)
+	}
+	if r.Load == 0 || r.OfferedFraction <= b.Saturation {
+		return
+	}
+	fmt.Fprintf(w, "note             offered load beyond the bound: accepted %.1f%% of the bound (mean), %.1f%% (least served source)",
+		100*r.AcceptedFraction/b.Saturation, 100*r.AcceptedMin/bw/b.Saturation)
+	if r.AcceptedFraction > b.Saturation {
+		fmt.Fprint(w, "; the mean exceeds it because sources that avoid the busiest link keep their load past saturation")
+	}
+	fmt.Fprintln(w)
 }

@@ -17,7 +17,7 @@ func (s *sim) arrive(sw int32, ev *event) {
 	if ev.kind&evHead != 0 {
 		e = s.iv[ivc].free
 		s.iv[ivc].free = s.en[e].next
-		s.en[e].pkt, s.en[e].arr, s.en[e].sent = ev.pkt, 0, 0
+		s.en[e].pkt, s.en[e].arr, s.en[e].sent, s.en[e].ready = ev.pkt, 0, 0, -1
 		if s.n.pol != nil {
 			s.en[e].out = s.routePolicy(sw, l, ev.pkt)
 			s.outPend[s.en[e].out>>s.vs] += s.P
@@ -83,8 +83,9 @@ func (s *sim) release(ivc, e int32) {
 // sink consumes a flit arriving at a node: the credit goes back at once
 // (nodes drain their receive buffers immediately).
 func (s *sim) sink(ev *event) {
-	s.wh.push(s.now+s.lat, event{link: ev.link, vl: ev.vl, kind: evCredit})
+	s.wh.push(s.now+int64(s.n.lkLat[ev.link]), event{link: ev.link, vl: ev.vl, kind: evCredit})
 	s.inNet--
+	s.st.delivered++
 	s.lastMove = s.now
 	if s.st.measuring {
 		pk := &s.pk[ev.pkt]

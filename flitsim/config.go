@@ -2,8 +2,11 @@ package flitsim
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
+	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -128,9 +131,29 @@ type Config struct {
 	// LinkLatency is the time of flight of a flit or a credit on a cable
 	// (default 1, minimum 1).
 	LinkLatency int
+	// ChannelLatency, when set, gives every switch-to-switch channel
+	// (fabric.Graph channel ids) its own time of flight, in cycles >= 1:
+	// latency classes such as a Dragonfly's local and global cables
+	// (GroupLatencies builds it). InjectLatency is that of the links
+	// between nodes and switches (0: LinkLatency).
+	ChannelLatency []int32
+	InjectLatency  int
+	// NsPerCycle converts cycles to nanoseconds in reports (0: cycles
+	// only); NsPerCycle(FlitBytes, Gb/s) computes it from a link rate.
+	NsPerCycle float64
 	// PipelineDelay is the time a switch needs from receiving a flit to
-	// being able to forward it (routing, allocation; default 0).
+	// being able to forward it (routing, allocation; default 0). It adds
+	// latency but never blocks the next packet.
 	PipelineDelay int
+	// RouteStall is the time a packet spends in route computation and VC
+	// allocation once it is a candidate of its input VC (the oldest
+	// packet, or with VOQ the oldest to its output port, while the VC has
+	// no packet in progress) before it may win an output VC (default 0).
+	// Unlike PipelineDelay it blocks: the input VC starts nothing else
+	// meanwhile, so a channel of one VC carries at most P/(P+RouteStall)
+	// flits per cycle for packets of P flits, as in BookSim2's
+	// input-queued router (routing_delay + vc_alloc_delay).
+	RouteStall int
 	// LinkBandwidth is the rate of every link in flits per cycle, in
 	// (0, 1] (default 1). A switch output forwards at most one flit per
 	// cycle and a switch input sends at most one flit per cycle.
@@ -139,6 +162,13 @@ type Config struct {
 	// VLs is the number of data VLs simulated (default: what the routing
 	// uses). Runs whose traffic classes shift VLs need room here.
 	VLs int
+	// VCsPerVL gives every VL a pool of interchangeable virtual channels
+	// (default 1): the routing's VL (SL2VL, or the VC policy's VC) names
+	// the pool, and VC allocation grants a packet any free VC of it with
+	// room, as BookSim2 allocates among the VCs of a routing class. Each
+	// VC has its own BufferFlits; VLs × VCsPerVL is at most 32. Not with
+	// VLArb (its tables are per VL).
+	VCsPerVL int
 	// VLArb is the InfiniBand VL arbitration of every output port; nil
 	// means round-robin between VLs, flit by flit.
 	VLArb *VLArbitration
@@ -202,6 +232,12 @@ func (c Config) WithDefaults() Config {
 	if c.LinkLatency == 0 {
 		c.LinkLatency = 1
 	}
+	if c.InjectLatency == 0 {
+		c.InjectLatency = c.LinkLatency
+	}
+	if c.VCsPerVL == 0 {
+		c.VCsPerVL = 1
+	}
 	if c.LinkBandwidth == 0 {
 		c.LinkBandwidth = 1
 	}
@@ -232,12 +268,22 @@ func (c Config) Validate() error {
 		return bad("virtual cut-through needs buffers of at least one packet (%d flits), got %d", c.PacketFlits, c.BufferFlits)
 	case c.LinkLatency < 1 || c.LinkLatency > 1<<16:
 		return bad("link latency %d, expected 1..65536 cycles", c.LinkLatency)
+	case c.InjectLatency < 0 || c.InjectLatency > 1<<16:
+		return bad("injection link latency %d, expected 1..65536 cycles", c.InjectLatency)
+	case c.NsPerCycle < 0:
+		return bad("%g ns per cycle, expected >= 0", c.NsPerCycle)
 	case c.PipelineDelay < 0 || c.PipelineDelay > 1<<16:
 		return bad("pipeline delay %d, expected 0..65536 cycles", c.PipelineDelay)
+	case c.RouteStall < 0 || c.RouteStall > 1<<16:
+		return bad("route stall %d, expected 0..65536 cycles", c.RouteStall)
 	case !(c.LinkBandwidth > 0 && c.LinkBandwidth <= 1):
 		return bad("link bandwidth %g flits/cycle, expected (0, 1]", c.LinkBandwidth)
 	case c.VLs < 0 || c.VLs > lft.MaxVLs:
 		return bad("%d VLs, expected 1..%d", c.VLs, lft.MaxVLs)
+	case c.VCsPerVL < 1 || c.VCsPerVL > 16:
+		return bad("%d VCs per VL, expected 1..16", c.VCsPerVL)
+	case c.VCsPerVL > 1 && c.VLArb != nil:
+		return bad("VC pools (%d VCs per VL) with VL arbitration tables: the tables are per VL", c.VCsPerVL)
 	}
 	if a := c.VLArb; a != nil {
 		if a.HighLimit < 0 || a.HighLimit > 255 {
@@ -256,4 +302,60 @@ func (c Config) Validate() error {
 func (c Config) gap() int64 {
 	g := int64(1024/c.LinkBandwidth + 0.5)
 	return max(g, 1024)
+}
+
+// maxLatency returns the longest time of flight of any link.
+func (c Config) maxLatency() int {
+	m := max(c.LinkLatency, c.InjectLatency)
+	for _, l := range c.ChannelLatency {
+		m = max(m, int(l))
+	}
+	return m
+}
+
+// NsPerCycle returns the duration of one cycle in nanoseconds when a link
+// carries one flit of flitBytes per cycle at gbps gigabits per second.
+func NsPerCycle(flitBytes int, gbps float64) float64 {
+	return float64(flitBytes) * 8 / gbps
+}
+
+// ParseCycles reads a time as cycles ("3") or nanoseconds ("40ns"),
+// converted at nsPerCycle and rounded to the nearest cycle, at least 1.
+func ParseCycles(s string, nsPerCycle float64) (int, error) {
+	t := strings.TrimSpace(s)
+	if ns, ok := strings.CutSuffix(t, "ns"); ok {
+		v, err := strconv.ParseFloat(strings.TrimSpace(ns), 64)
+		if err != nil || v < 0 {
+			return 0, fmt.Errorf("flitsim: time %q, expected CYCLES or NANOSECONDSns: %w", s, ErrConfig)
+		}
+		if nsPerCycle <= 0 {
+			return 0, fmt.Errorf("flitsim: time %q in ns needs a link rate (ns per cycle): %w", s, ErrConfig)
+		}
+		return max(1, int(math.Round(v/nsPerCycle))), nil
+	}
+	v, err := strconv.Atoi(t)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("flitsim: time %q, expected CYCLES or NANOSECONDSns: %w", s, ErrConfig)
+	}
+	return v, nil
+}
+
+// GroupLatencies returns Config.ChannelLatency for a fabric with switch
+// groups: local cycles for channels inside a group, global between
+// groups (seed 002 Table III: 40 ns and 400 ns on a Dragonfly).
+func GroupLatencies(g *fabric.Graph, groups []int, local, global int) ([]int32, error) {
+	if len(groups) != g.NumSwitches() {
+		return nil, fmt.Errorf("flitsim: %d group entries for %d switches: %w", len(groups), g.NumSwitches(), ErrConfig)
+	}
+	if local < 1 || global < 1 {
+		return nil, fmt.Errorf("flitsim: link latencies %d and %d, expected >= 1 cycle: %w", local, global, ErrConfig)
+	}
+	out := make([]int32, g.NumChannels())
+	for c := range out {
+		out[c] = int32(local)
+		if groups[g.Tail[c]] != groups[g.Head[c]] {
+			out[c] = int32(global)
+		}
+	}
+	return out, nil
 }

@@ -71,20 +71,15 @@ func (e *DeadlockError) Channels() ([]int32, []uint8) {
 // waiting) can never move, and every VC in it waits only for VCs in it, so
 // walking from any of them closes a cycle. Cost O(VCs + entries).
 func (s *sim) findDeadlock() *DeadlockError {
-	n := s.n
 	win := s.opt.DeadlockWindow
 	vmask := int32(1)<<s.vs - 1
 	NV := int32(len(s.iv))
-	blocked := func(x int32) bool {
-		return x>>s.vs < n.nLinks && n.lkDstSw[x>>s.vs] >= 0 && int32(x&vmask) < s.V &&
-			s.iv[x].flits > 0 && s.now-s.iv[x].stuck >= win
-	}
 	// Edges x -> d for blocked x; ext[x] counts x's targets outside the set.
 	in := make([]bool, NV)
 	var xs []int32
-	for l := int32(0); l < n.nLinks; l++ {
+	for l := int32(0); l < s.n.nLinks; l++ {
 		for vl := int32(0); vl < s.V; vl++ {
-			if x := l<<s.vs | vl; blocked(x) {
+			if x := l<<s.vs | vl; s.blockedVC(x) {
 				in[x] = true
 				xs = append(xs, x)
 			}
@@ -93,8 +88,50 @@ func (s *sim) findDeadlock() *DeadlockError {
 	if len(xs) == 0 {
 		return s.stalled(0)
 	}
-	var from, to []int32
 	ext := make([]int32, NV)
+	from, to := s.waitEdges(xs, ext)
+	start, knot := pruneToKnot(xs, in, ext, from, to)
+	if start < 0 {
+		return s.stalled(len(xs))
+	}
+	// Walk inside the knot until a VC repeats.
+	next := make([]int32, NV)
+	for i := len(from) - 1; i >= 0; i-- {
+		next[from[i]] = to[i] // the first target of each VC wins
+	}
+	pos := make(map[int32]int, 16)
+	var path []int32
+	x := start
+	for {
+		if i, ok := pos[x]; ok {
+			path = path[i:]
+			break
+		}
+		pos[x] = len(path)
+		path = append(path, x)
+		x = next[x]
+	}
+	e := &DeadlockError{Cycle: s.now, Window: win, Blocked: len(xs), Knot: knot}
+	for _, x := range path {
+		l, vl := x>>s.vs, uint8(x&vmask)
+		e.Resources = append(e.Resources, Resource{Link: l, VL: vl, Flits: s.iv[x].flits, Name: fmt.Sprintf("VL%d %s", vl, s.n.LinkName(l))})
+	}
+	return e
+}
+
+// blockedVC reports whether input VC x is a switch input VC holding
+// flits that has sent none for the deadlock window.
+func (s *sim) blockedVC(x int32) bool {
+	vmask := int32(1)<<s.vs - 1
+	n := s.n
+	return x>>s.vs < n.nLinks && n.lkDstSw[x>>s.vs] >= 0 && int32(x&vmask) < s.V &&
+		s.iv[x].flits > 0 && s.now-s.iv[x].stuck >= s.opt.DeadlockWindow
+}
+
+// waitEdges lists the VCs each blocked VC of xs waits for (from[i] waits
+// for to[i]) and counts in ext the waits that cannot block: for its own
+// flits from upstream, or for a VC that is not blocked.
+func (s *sim) waitEdges(xs []int32, ext []int32) (from, to []int32) {
 	for _, x := range xs {
 		if e := s.iv[x].active; e >= 0 {
 			if s.en[e].arr <= s.en[e].sent {
@@ -111,7 +148,9 @@ func (s *sim) findDeadlock() *DeadlockError {
 			d := s.en[e].out
 			if s.seen[d>>s.vs] != s.scan {
 				s.seen[d>>s.vs] = s.scan
-				from, to = append(from, x), append(to, d)
+				for j := int32(0); j < int32(s.n.pool); j++ { // any VC of the pool will do
+					from, to = append(from, x), append(to, d+j)
+				}
 			}
 			if !s.voq {
 				break
@@ -119,10 +158,18 @@ func (s *sim) findDeadlock() *DeadlockError {
 		}
 	}
 	for i, d := range to {
-		if !blocked(d) {
+		if !s.blockedVC(d) {
 			ext[from[i]]++
 		}
 	}
+	return from, to
+}
+
+// pruneToKnot removes from the set in every VC that may still move (one
+// with a wait outside the set, then its waiters, repeatedly) and returns
+// the first VC of xs left (-1 none) and how many are left.
+func pruneToKnot(xs []int32, in []bool, ext, from, to []int32) (start int32, knot int) {
+	NV := int32(len(in))
 	// Reverse adjacency for the pruning.
 	predOff := make([]int32, NV+1)
 	for _, d := range to {
@@ -154,8 +201,7 @@ func (s *sim) findDeadlock() *DeadlockError {
 			}
 		}
 	}
-	knot := 0
-	start := int32(-1)
+	start = -1
 	for _, x := range xs {
 		if in[x] {
 			knot++
@@ -164,32 +210,7 @@ func (s *sim) findDeadlock() *DeadlockError {
 			}
 		}
 	}
-	if start < 0 {
-		return s.stalled(len(xs))
-	}
-	// Walk inside the knot until a VC repeats.
-	next := make([]int32, NV)
-	for i := len(from) - 1; i >= 0; i-- {
-		next[from[i]] = to[i] // the first target of each VC wins
-	}
-	pos := make(map[int32]int, 16)
-	var path []int32
-	x := start
-	for {
-		if i, ok := pos[x]; ok {
-			path = path[i:]
-			break
-		}
-		pos[x] = len(path)
-		path = append(path, x)
-		x = next[x]
-	}
-	e := &DeadlockError{Cycle: s.now, Window: win, Blocked: len(xs), Knot: knot}
-	for _, x := range path {
-		l, vl := x>>s.vs, uint8(x&vmask)
-		e.Resources = append(e.Resources, Resource{Link: l, VL: vl, Flits: s.iv[x].flits, Name: fmt.Sprintf("VL%d %s", vl, n.LinkName(l))})
-	}
-	return e
+	return start, knot
 }
 
 // stalled reports a stall when no flit has moved for a whole window.

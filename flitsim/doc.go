@@ -7,9 +7,14 @@
 //
 // Nodes are the CA (and router) ports of the fabric; each has one link to
 // its switch. Every link carries at most one flit per cycle, scaled by
-// Config.LinkBandwidth, and delivers it LinkLatency cycles later (plus
-// PipelineDelay when it enters a switch: the switch can forward the flit
-// from then on). Credits travel back with the link latency.
+// Config.LinkBandwidth, and delivers it after its latency (LinkLatency, or
+// per channel ChannelLatency: latency classes such as a Dragonfly's local
+// and global cables; InjectLatency for node links), plus PipelineDelay
+// when it enters a switch: the switch can forward the flit from then on.
+// Credits travel back with the link's latency. RouteStall makes every
+// packet wait in route computation and VC allocation once it heads its
+// input VC, blocking that VC (BookSim2's routing and VC allocation
+// delays); bench/flitsim/booksim.md maps BookSim2's knobs onto these.
 //
 //   - Input-queued switches and CA ports: one buffer of BufferFlits flits
 //     per input port and VL, with credit-based flow control per VL. CAs
@@ -39,16 +44,20 @@
 //
 // # Routing policies
 //
-// Network.WithRouting replaces the LFT by a per-hop RoutingPolicy: when a
-// head flit arrives, the switch picks the output port from the packet's
-// state (hop counters, phase bit, intermediate group) and its view of the
-// output queues (flits waiting here for a port plus the downstream
-// buffer's fill, from credits): MIN-adaptive, LAR (seed 000 Algorithm 1),
-// Valiant, UGAL and conditional rules (seed 002 §V-D), PORA (seed 004
-// §5.1). A vcpolicy.Policy may assign every hop's VL instead of SL2VL.
-// Random choices draw from a PCG stream per switch. The zero policy is
-// the LFT, with results identical to the plain Network. Bound walks LFT
-// paths only.
+// Network.WithRouting replaces the LFT by a per-hop Policy: when a head
+// flit arrives, the switch's Router picks the output port from the
+// packet's state (hop counters, phase bit, intermediate group) and its
+// view of the output queues (flits waiting here for a port plus the
+// downstream buffer's fill, from credits), and a VCPolicy may assign every
+// hop's VL instead of SL2VL. The interfaces are defined here, by their
+// consumer; this package implements the LFT (LFTPolicy) and the
+// group-adaptive rules MIN-adaptive, Valiant, UGAL and the conditional
+// rules of seed 002 §V-D (NewAdaptive) over a Minimal relation; the seed
+// studies implement LAR (studies/rsi, seed 000 Algorithm 1), PORA
+// (studies/novacube, seed 004 §5.1) and the VC rules (studies/vcpolicy),
+// and register them by name for PolicySpec. Random choices draw from a
+// PCG stream per switch. The LFT policy gives results identical to the
+// plain Network. Bound walks LFT paths only.
 //
 // Everything is deterministic for a seed: every source draws from its own
 // PCG stream (math/rand/v2), the event order within a cycle is fixed, and
@@ -65,7 +74,11 @@
 // super-node hot spot, super-node-local, compute/I-O), the arrival process (Bernoulli,
 // exponential, Weibull) at an offered load, message sizes and classes.
 // Open-loop runs measure packets created in a window after a warm-up and
-// drain them; finite patterns report their completion time.
+// drain them; finite patterns report their completion time. Every figure
+// is over the window (Result documents the invariants the tests assert),
+// and a verdict says whether the network accepted the offered load: past
+// saturation a bounded source queue (RunOptions.SourceQueue) refuses
+// messages, which keeps memory bounded and marks the run unstable.
 //
 // A deadlock (buffers whose packets can never move) stops the run with a
 // *DeadlockError naming a cycle of (link, VL) buffers with switch names

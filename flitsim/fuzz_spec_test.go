@@ -27,7 +27,7 @@ func roundTrip[T comparable](t *testing.T, what, s string, parse func(string) (T
 
 // FuzzParseSpecs: the option parsers of the simulator (VL arbitration
 // tables, patterns, arrival processes, switching, queueing, allocators,
-// routing policies) never panic; accepted values print as specs that
+// adaptive policies) never panic; accepted values print as specs that
 // parse back to them.
 func FuzzParseSpecs(f *testing.F) {
 	for _, s := range []string{"0:4,1:64", "0:0", " 3 : 255 ,", "14:1", "15:1", "0:256", "-1:2", "1:2:3", "a:b", ",",
@@ -55,6 +55,6 @@ func FuzzParseSpecs(f *testing.F) {
 		roundTrip(t, "switching", s, ParseSwitching)
 		roundTrip(t, "queueing", s, ParseQueueing)
 		roundTrip(t, "allocator", s, ParseAllocator)
-		roundTrip(t, "routing", s, ParseRoutingKind)
+		roundTrip(t, "adaptive policy", s, ParseAdaptiveKind)
 	})
 }

@@ -1,60 +1,26 @@
 package flitsim
 
 import (
-	"context"
-	"sync"
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/simtest"
 	"github.com/nuesm/nuesm/lft"
-	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
-
-	_ "github.com/nuesm/nuesm/dfsssp" // registers "dfsssp"
-	_ "github.com/nuesm/nuesm/nue"    // registers "nue"
 )
 
-// fixture is a generated fabric routed by one engine, built once per test
-// binary (fixtures are read-only).
+// fixture is a generated fabric routed by one engine (simtest.Fixture).
 type fixture struct {
 	topo *topo.Topology
 	g    *fabric.Graph
 	r    *lft.Routing
 }
 
-var (
-	fixMu sync.Mutex
-	fixes = map[string]*fixture{}
-)
-
 // routed returns the fabric made by gen, routed by engine with maxVLs.
 func routed(t testing.TB, name string, gen func() (*topo.Topology, error), engine string, maxVLs int) *fixture {
 	t.Helper()
-	key := name + "/" + engine
-	fixMu.Lock()
-	defer fixMu.Unlock()
-	if f, ok := fixes[key]; ok {
-		return f
-	}
-	tp, err := gen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := fabric.Compile(tp.Fabric)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := routing.Lookup(engine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := e.Route(context.Background(), g, routing.Options{MaxVLs: maxVLs, Workers: 1})
-	if err != nil {
-		t.Fatalf("%s on %s: %v", engine, name, err)
-	}
-	f := &fixture{topo: tp, g: g, r: r}
-	fixes[key] = f
-	return f
+	f := simtest.Routed(t, name, gen, engine, maxVLs)
+	return &fixture{topo: f.Topo, g: f.G, r: f.R}
 }
 
 func ring5(t testing.TB, engine string) *fixture {

@@ -41,3 +41,20 @@ func (n *Network) IONodesBySwitch(serve []int) ([]int32, error) {
 	}
 	return out, nil
 }
+
+// IONodesEvery is Traffic.IONode for the IO pattern with an I/O node
+// every k nodes (k >= 2): node i with i mod k = 0 serves the k−1 nodes
+// after it.
+func (n *Network) IONodesEvery(k int) ([]int32, error) {
+	if k < 2 {
+		return nil, fmt.Errorf("flitsim: an I/O node every %d nodes, expected >= 2: %w", k, ErrConfig)
+	}
+	out := make([]int32, n.NumNodes())
+	for i := range out {
+		out[i] = int32(i - i%k)
+		if i%k == 0 {
+			out[i] = -1
+		}
+	}
+	return out, nil
+}

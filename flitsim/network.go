@@ -46,8 +46,10 @@ type Network struct {
 	r   *lft.Routing
 	cfg Config
 
-	vls    int   // data VLs simulated
-	vshift uint8 // log2 of the VL stride
+	lanes  int   // data VLs of the routing simulated
+	pool   int   // VCs per VL (Config.VCsPerVL)
+	vls    int   // VCs simulated: lanes × pool; VL v is VCs v·pool..v·pool+pool−1
+	vshift uint8 // log2 of the VC stride
 	maxVL  int   // highest VL the routing may use (upper bound)
 
 	nodeTerm []int32  // node -> index into g.Terms
@@ -62,6 +64,7 @@ type Network struct {
 	lkDstPort     []uint8 // port on the destination switch (0 for ejection)
 	lkNode        []int32 // node of injection and ejection links, -1 for channels
 	lkDelay       []int32 // cycles from sending a flit to it being usable downstream
+	lkLat         []int32 // time of flight: of flits, and of credits back
 
 	swInOff, swIn   []int32 // CSR: links entering switch s
 	swOutOff, swOut []int32 // CSR: links leaving switch s
@@ -93,19 +96,30 @@ func NewNetwork(g *fabric.Graph, r *lft.Routing, cfg Config) (*Network, error) {
 	if len(n.nodeTerm) < 2 {
 		return nil, fmt.Errorf("flitsim: fabric has %d nodes with a LID on a switch, need 2: %w", len(n.nodeTerm), ErrConfig)
 	}
+	if cl := cfg.ChannelLatency; cl != nil {
+		if len(cl) != g.NumChannels() {
+			return nil, fmt.Errorf("flitsim: %d channel latencies for %d channels: %w", len(cl), g.NumChannels(), ErrConfig)
+		}
+		for c, v := range cl {
+			if v < 1 || v > 1<<16 {
+				return nil, fmt.Errorf("flitsim: channel %d latency %d, expected 1..65536 cycles: %w", c, v, ErrConfig)
+			}
+		}
+	}
 	n.links()
 	if err := n.checkRoutes(); err != nil {
 		return nil, err
 	}
 	n.maxVL = r.MaxVL()
-	n.vls = cfg.VLs
-	if n.vls == 0 {
-		n.vls = max(r.NumVLs, n.maxVL+1)
+	lanes := cfg.VLs
+	if lanes == 0 {
+		lanes = max(r.NumVLs, n.maxVL+1)
 	}
-	if n.maxVL >= n.vls {
-		return nil, fmt.Errorf("flitsim: routing may use VL %d, only %d VLs simulated: %w", n.maxVL, n.vls, ErrUnroutable)
+	if n.maxVL >= lanes {
+		return nil, fmt.Errorf("flitsim: routing may use VL %d, only %d VLs simulated: %w", n.maxVL, lanes, ErrUnroutable)
 	}
-	for n.vshift = 0; 1<<n.vshift < n.vls; n.vshift++ {
+	if err := n.setLanes(lanes); err != nil {
+		return nil, err
 	}
 	if a := cfg.VLArb; a != nil {
 		for vl := 0; vl <= n.maxVL; vl++ {
@@ -141,18 +155,23 @@ func (n *Network) links() {
 	L := n.nLinks
 	n.lkSrcSw, n.lkDstSw = make([]int32, L), make([]int32, L)
 	n.lkSrcPort, n.lkDstPort = make([]uint8, L), make([]uint8, L)
-	n.lkNode, n.lkDelay = make([]int32, L), make([]int32, L)
-	lat, pipe := int32(n.cfg.LinkLatency), int32(n.cfg.PipelineDelay)
+	n.lkNode, n.lkDelay, n.lkLat = make([]int32, L), make([]int32, L), make([]int32, L)
+	lat, ilat, pipe := int32(n.cfg.LinkLatency), int32(n.cfg.InjectLatency), int32(n.cfg.PipelineDelay)
 	for c := int32(0); c < C; c++ {
 		n.lkSrcSw[c], n.lkDstSw[c] = g.Tail[c], g.Head[c]
 		n.lkSrcPort[c], n.lkDstPort[c] = g.OutPort[c], g.InPort[c]
-		n.lkNode[c], n.lkDelay[c] = -1, lat+pipe
+		n.lkLat[c] = lat
+		if n.cfg.ChannelLatency != nil {
+			n.lkLat[c] = n.cfg.ChannelLatency[c]
+		}
+		n.lkNode[c], n.lkDelay[c] = -1, n.lkLat[c]+pipe
 	}
 	for i := int32(0); i < N; i++ {
 		t := &g.Terms[n.nodeTerm[i]]
 		in, out := C+i, C+N+i
-		n.lkSrcSw[in], n.lkDstSw[in], n.lkDstPort[in], n.lkNode[in], n.lkDelay[in] = -1, t.Switch, t.SwitchPort, i, lat+pipe
-		n.lkSrcSw[out], n.lkDstSw[out], n.lkSrcPort[out], n.lkNode[out], n.lkDelay[out] = t.Switch, -1, t.SwitchPort, i, lat
+		n.lkSrcSw[in], n.lkDstSw[in], n.lkDstPort[in], n.lkNode[in], n.lkDelay[in] = -1, t.Switch, t.SwitchPort, i, ilat+pipe
+		n.lkSrcSw[out], n.lkDstSw[out], n.lkSrcPort[out], n.lkNode[out], n.lkDelay[out] = t.Switch, -1, t.SwitchPort, i, ilat
+		n.lkLat[in], n.lkLat[out] = ilat, ilat
 	}
 	// CSR of inputs and outputs per switch, in link order.
 	n.swInOff, n.swOutOff = make([]int32, S+1), make([]int32, S+1)
@@ -311,8 +330,21 @@ func (n *Network) Path(src, dst int32) []int32 {
 	}
 }
 
-// hopVL returns the VL a packet with SL sl uses leaving switch s through
-// port out after entering through port in, shifted by off.
+// hopVL returns the VC (the first of its VL's pool) a packet with SL sl
+// uses leaving switch s through port out after entering through port in,
+// its VL shifted by off.
 func (n *Network) hopVL(s int32, in, out, sl uint8, off uint8) uint8 {
-	return n.r.SL2VL.VL(s, in, out, sl) + off
+	return (n.r.SL2VL.VL(s, in, out, sl) + off) * uint8(n.pool)
+}
+
+// setLanes sets the simulated VLs and the VC layout.
+func (n *Network) setLanes(lanes int) error {
+	n.lanes, n.pool = lanes, n.cfg.VCsPerVL
+	n.vls = lanes * n.pool
+	if n.vls > 32 {
+		return fmt.Errorf("flitsim: %d VLs × %d VCs per VL exceed 32 VCs: %w", lanes, n.pool, ErrConfig)
+	}
+	for n.vshift = 0; 1<<n.vshift < n.vls; n.vshift++ {
+	}
+	return nil
 }

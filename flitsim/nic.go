@@ -41,12 +41,14 @@ func (s *sim) initSources() {
 	t := &s.w.tr
 	s.nicQ = make([]pktQueue, N*s.V)
 	s.nicSent = make([]int32, N*s.V)
+	s.nicVC = make([]uint8, N*s.V)
 	s.nicMask = make([]uint32, N)
 	s.nicMark = make([]int64, N)
 	for i := range s.nicMark {
 		s.nicMark[i] = -1
 	}
 	s.seq = make([]int64, N)
+	s.queued = make([]int32, N)
 	s.sentMsgs = make([]int32, N)
 	s.rngs = make([]*rand.Rand, N)
 	for i := range s.rngs {
@@ -81,7 +83,11 @@ func (s *sim) generate() {
 			return
 		}
 		dst, class := s.w.dest(src, s.rngs[src])
-		s.newMessage(src, dst, class, 0)
+		if np := int32(s.w.classes[class].MessagePackets); s.opt.SourceQueue > 0 && !s.finite && s.queued[src]+np > int32(s.opt.SourceQueue) {
+			s.refuse(class, np)
+		} else {
+			s.newMessage(src, dst, class, 0)
+		}
 		s.sentMsgs[src]++
 		if limit > 0 && s.sentMsgs[src] >= limit {
 			s.heap.pop()
@@ -89,6 +95,27 @@ func (s *sim) generate() {
 		}
 		s.nextT[src] += s.ia[src].gap(s.rngs[src])
 		s.heap.replaceTop(max(int64(math.Ceil(s.nextT[src])), s.now))
+	}
+}
+
+// refuse counts a message of np packets a full source queue refuses (in
+// the window, its flits count as offered) and, with
+// RunOptions.StopUnstable after the warm-up, ends the run.
+func (s *sim) refuse(class uint8, np int32) {
+	st := &s.st
+	st.refused++
+	if st.measuring {
+		f := int64(np) * int64(s.P)
+		st.refusedFlits += f
+		st.offered += f
+		st.classes[class].offered += f
+	}
+	if s.opt.StopUnstable && st.started && !st.earlyStop {
+		st.earlyStop = true
+		if st.measuring {
+			st.stop(s.now)
+		}
+		s.done = true
 	}
 }
 
@@ -108,9 +135,9 @@ func (s *sim) newMessage(src, dst int32, class uint8, phase int32) {
 	s.msgs[mi] = message{src: src, dst: dst, left: np, unsent: np, phase: phase, created: s.now, class: class, measured: measured}
 	sl := r.SL.Of(n.nodeSw[src], int(n.nodeLID[src]), int(n.nodeLID[dst]))
 	off := uint8(c.VLOffset)
-	injVL := r.SL2VL.InjectVL(sl) + off
-	if n.pol != nil && n.pol.VC != nil {
-		injVL = off // the VC policy assigns the switch hops
+	injVL := (r.SL2VL.InjectVL(sl) + off) * uint8(n.pool)
+	if n.pol != nil && n.pol.vc != nil {
+		injVL = off * uint8(n.pool) // the VC policy assigns the switch hops
 	}
 	q := &s.nicQ[src*s.V+int32(injVL)]
 	for k := int32(0); k < np; k++ {
@@ -126,6 +153,8 @@ func (s *sim) newMessage(src, dst int32, class uint8, phase int32) {
 		s.seq[src]++
 		q.push(p)
 	}
+	s.queued[src] += np
+	s.st.created += int64(np) * int64(s.P)
 	s.nicMask[src] |= 1 << injVL
 	s.wakeNIC(src)
 	if measured {
@@ -142,6 +171,24 @@ func (s *sim) wakeNIC(i int32) {
 		s.nicMark[i] = s.now
 		s.nicActive = append(s.nicActive, i)
 	}
+}
+
+// nicPoolVC returns the VC of queue qi's pool (Config.VCsPerVL) its head
+// packet goes on over injection link l: the one it started on, or for a
+// new packet the pool's VC with the most credits (recorded in nicVC).
+func (s *sim) nicPoolVC(l, qi int32) int32 {
+	if s.nicSent[qi] > 0 {
+		return int32(s.nicVC[qi])
+	}
+	base := qi % s.V
+	best := base
+	for j := int32(1); j < int32(s.n.pool); j++ {
+		if s.ov[l<<s.vs|(base+j)].credits > s.ov[l<<s.vs|best].credits {
+			best = base + j
+		}
+	}
+	s.nicVC[qi] = uint8(best)
+	return best
 }
 
 // injectAll lets every active source send at most one flit.
@@ -167,7 +214,11 @@ func (s *sim) inject(i int32) bool {
 	ready := uint32(0)
 	for m := s.nicMask[i]; m != 0; m &= m - 1 {
 		vl := int32(bits.TrailingZeros32(m))
-		cr := s.ov[l<<s.vs|vl].credits
+		vc := vl
+		if s.n.pool > 1 {
+			vc = s.nicPoolVC(l, i*s.V+vl)
+		}
+		cr := s.ov[l<<s.vs|vc].credits
 		if cr <= 0 || (s.vct && s.nicSent[i*s.V+vl] == 0 && cr < s.P) {
 			continue
 		}
@@ -200,9 +251,13 @@ func (s *sim) inject(i int32) bool {
 	if tail {
 		kind |= evTail
 	}
-	s.ov[l<<s.vs|int32(c.vl)].credits--
+	vc := c.vl // the queue's VL, or the VC of its pool the packet goes on
+	if s.n.pool > 1 {
+		vc = s.nicVC[qi]
+	}
+	s.ov[l<<s.vs|int32(vc)].credits--
 	s.freeAt[l] = max(s.freeAt[l], s.now<<10) + s.gap
-	s.wh.push(s.now+int64(s.n.lkDelay[l]), event{link: l, pkt: p, vl: c.vl, kind: kind})
+	s.wh.push(s.now+int64(s.n.lkDelay[l]), event{link: l, pkt: p, vl: vc, kind: kind})
 	s.arb.commit(&s.arbSt[l], c, tail, ready)
 	if s.vct {
 		s.outLock[l] = int8(c.vl)
@@ -222,6 +277,7 @@ func (s *sim) inject(i int32) bool {
 	}
 	s.nicSent[qi] = 0
 	q.pop()
+	s.queued[i]--
 	if q.n == 0 {
 		s.nicMask[i] &^= 1 << c.vl
 	}
@@ -238,7 +294,7 @@ func (s *sim) deliver(p int32) {
 	if pk.measured {
 		s.st.packet(pk.class, s.now-pk.created, s.now-pk.injected)
 		s.outstand--
-		s.hopSum += int64(pk.hops)
+		s.hopSum += int64(pk.ps.Hops)
 		s.hopPkts++
 	}
 	if s.opt.OnDeliver != nil {

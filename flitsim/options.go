@@ -25,10 +25,23 @@ type RunOptions struct {
 	// buffers are checked for a wait-for cycle every DeadlockWindow
 	// cycles (default 2000; negative disables detection).
 	DeadlockWindow int64
+	// SourceQueue bounds the packets waiting at an open-loop source
+	// (default 256; negative: no bound). A message that would exceed it
+	// is refused and counted (Result.Refused): past saturation the
+	// source queues stop growing, so memory stays bounded, and the run's
+	// verdict is unstable. Finite patterns are never refused.
+	SourceQueue int
+	// StopUnstable ends an open-loop run at the first refused message
+	// once the warm-up is over (as BookSim2 stops an unstable
+	// simulation); the window then ends there.
+	StopUnstable bool
 	// OnDeliver, when set, is called for every delivered packet, in
 	// delivery order, from the goroutine running the simulation.
 	OnDeliver func(Delivery)
 }
+
+// DefaultSourceQueue is RunOptions.SourceQueue's default, in packets.
+const DefaultSourceQueue = 256
 
 // Delivery describes one delivered packet (see RunOptions.OnDeliver).
 type Delivery struct {
@@ -56,6 +69,9 @@ func (o RunOptions) withDefaults() RunOptions {
 	}
 	if o.DeadlockWindow == 0 {
 		o.DeadlockWindow = 2000
+	}
+	if o.SourceQueue == 0 {
+		o.SourceQueue = DefaultSourceQueue
 	}
 	return o
 }

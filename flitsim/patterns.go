@@ -36,67 +36,8 @@ func compile(n *Network, t Traffic, seed uint64) (*workload, error) {
 	for i := range w.active {
 		w.active[i] = true
 	}
-	switch t.Pattern {
-	case Permutation:
-		// Sattolo's algorithm: a uniformly random cyclic permutation.
-		rng := rand.New(rand.NewPCG(seed, 0x7065726d)) // "perm"
-		order := make([]int32, N)
-		for i := range order {
-			order[i] = int32(i)
-		}
-		for i := N - 1; i > 0; i-- {
-			j := rng.Int32N(i)
-			order[i], order[j] = order[j], order[i]
-		}
-		w.perm = make([]int32, N)
-		for k := range order {
-			w.perm[order[k]] = order[(int32(k)+1)%N]
-		}
-	case BitReversal:
-		if N&(N-1) != 0 {
-			return nil, fmt.Errorf("flitsim: bit reversal needs a power-of-two number of nodes, have %d: %w", N, ErrConfig)
-		}
-		b := bits.Len32(uint32(N)) - 1
-		w.perm = make([]int32, N)
-		for i := range w.perm {
-			w.perm[i] = int32(bits.Reverse32(uint32(i)) >> (32 - b))
-			if b == 0 {
-				w.perm[i] = 0
-			}
-		}
-	case Transpose:
-		m := int32(0)
-		for m*m < N {
-			m++
-		}
-		if m*m != N {
-			return nil, fmt.Errorf("flitsim: transpose needs a square number of nodes, have %d: %w", N, ErrConfig)
-		}
-		w.perm = make([]int32, N)
-		for i := range w.perm {
-			r, c := int32(i)/m, int32(i)%m
-			w.perm[i] = c*m + r
-		}
-	case Neighbor:
-		w.neighbors(n)
-	case NextGroup, GroupHotSpot, GroupLocal:
-		if err := w.groups(n); err != nil {
-			return nil, err
-		}
-	case IO:
-		w.pos = make([]int32, N)
-		for i, io := range t.IONode {
-			w.pos[i] = -1
-			if io >= 0 {
-				w.pos[i] = int32(len(w.compute))
-				w.compute = append(w.compute, int32(i))
-			} else {
-				w.active[i] = false
-			}
-		}
-		if len(w.compute) < 2 && t.IORatio < 1 {
-			return nil, fmt.Errorf("flitsim: io traffic needs two compute nodes, have %d: %w", len(w.compute), ErrConfig)
-		}
+	if err := w.destinations(n, seed); err != nil {
+		return nil, err
 	}
 	if w.perm != nil {
 		for i, d := range w.perm {
@@ -125,6 +66,75 @@ func compile(n *Network, t Traffic, seed uint64) (*workload, error) {
 		return nil, fmt.Errorf("flitsim: traffic %s has no active source on this network: %w", t.Pattern, ErrConfig)
 	}
 	return w, nil
+}
+
+// destinations builds the pattern's destination tables: a permutation,
+// neighbour or group candidates, the compute nodes of IO.
+func (w *workload) destinations(n *Network, seed uint64) error {
+	t, N := w.tr, w.n
+	switch t.Pattern {
+	case Permutation:
+		// Sattolo's algorithm: a uniformly random cyclic permutation.
+		rng := rand.New(rand.NewPCG(seed, 0x7065726d)) // "perm"
+		order := make([]int32, N)
+		for i := range order {
+			order[i] = int32(i)
+		}
+		for i := N - 1; i > 0; i-- {
+			j := rng.Int32N(i)
+			order[i], order[j] = order[j], order[i]
+		}
+		w.perm = make([]int32, N)
+		for k := range order {
+			w.perm[order[k]] = order[(int32(k)+1)%N]
+		}
+	case BitReversal:
+		if N&(N-1) != 0 {
+			return fmt.Errorf("flitsim: bit reversal needs a power-of-two number of nodes, have %d: %w", N, ErrConfig)
+		}
+		b := bits.Len32(uint32(N)) - 1
+		w.perm = make([]int32, N)
+		for i := range w.perm {
+			w.perm[i] = int32(bits.Reverse32(uint32(i)) >> (32 - b))
+			if b == 0 {
+				w.perm[i] = 0
+			}
+		}
+	case Transpose:
+		m := int32(0)
+		for m*m < N {
+			m++
+		}
+		if m*m != N {
+			return fmt.Errorf("flitsim: transpose needs a square number of nodes, have %d: %w", N, ErrConfig)
+		}
+		w.perm = make([]int32, N)
+		for i := range w.perm {
+			r, c := int32(i)/m, int32(i)%m
+			w.perm[i] = c*m + r
+		}
+	case Neighbor:
+		w.neighbors(n)
+	case NextGroup, GroupHotSpot, GroupLocal:
+		if err := w.groups(n); err != nil {
+			return err
+		}
+	case IO:
+		w.pos = make([]int32, N)
+		for i, io := range t.IONode {
+			w.pos[i] = -1
+			if io >= 0 {
+				w.pos[i] = int32(len(w.compute))
+				w.compute = append(w.compute, int32(i))
+			} else {
+				w.active[i] = false
+			}
+		}
+		if len(w.compute) < 2 && t.IORatio < 1 {
+			return fmt.Errorf("flitsim: io traffic needs two compute nodes, have %d: %w", len(w.compute), ErrConfig)
+		}
+	}
+	return nil
 }
 
 // neighbors lists, per switch with nodes, the nodes of the nearest other

@@ -2,191 +2,144 @@ package flitsim
 
 import (
 	"fmt"
-	"strings"
-
-	"github.com/nuesm/nuesm/studies/novacube"
-	"github.com/nuesm/nuesm/studies/rsi"
-	"github.com/nuesm/nuesm/studies/vcpolicy"
+	"math/rand/v2"
 )
 
-// RoutingKind selects how a switch picks a packet's output port. Every
-// kind decides once per packet and switch, when the head flit arrives,
-// from the packet's state and the switch's view of its output queues.
-type RoutingKind uint8
+// Per-hop routing. A Policy replaces the LFT lookup: when a head flit
+// arrives at a switch, the policy's Router picks the output channel from
+// the packet's routing state (PacketState) and the switch's view of its
+// output queues (Hop). A VCPolicy replaces SL2VL for switch hops. The
+// interfaces are small and defined here, by their consumer: the LFT
+// (LFTPolicy) and the group-adaptive rules (adaptive.go) are
+// implementations in this package; the seed studies implement others from
+// their own packages (LAR in studies/rsi, PORA in studies/novacube, the VC
+// rules in studies/vcpolicy).
 
-const (
-	// RouteLFT forwards by the LFT (the default; today's behaviour).
-	RouteLFT RoutingKind = iota
-	// RouteMinimal (MIN-adaptive) takes the least occupied minimal port.
-	RouteMinimal
-	// RouteLAR is seed 000 Algorithm 1: the minimal port unless its
-	// occupancy is at or above Threshold and the packet has not
-	// misrouted; then a random port under Threshold toward the right
-	// region, phase bit set, at most one misroute.
-	RouteLAR
-	// RouteValiant sends every inter-group packet minimally to a random
-	// intermediate group first (seed 002 VAL), then minimally on.
-	RouteValiant
-	// RouteUGAL chooses per packet at the source switch between the
-	// minimal port and a Valiant path through a random group by queue
-	// length × hops (UGAL-L).
-	RouteUGAL
-	// RouteConditional is seed 002 §V-D: the minimal default next hop,
-	// disabled while its output is paused (downstream buffer filled to
-	// Threshold); then, at the source switch, the source's static Valiant
-	// alternative (one of its own global ports, chosen per source node).
-	RouteConditional
-	// RoutePORA is seed 004 §5.1 on a NovaCube (Cube and Variant).
-	RoutePORA
-)
-
-var routingNames = []string{"lft", "min", "lar", "val", "ugal", "conditional", "pora"}
-
-// String returns the kind's name as ParseRoutingKind reads it.
-func (k RoutingKind) String() string {
-	if int(k) < len(routingNames) {
-		return routingNames[k]
-	}
-	return fmt.Sprintf("RoutingKind(%d)", k)
+// Policy is a per-hop routing policy. A Policy is shared by concurrent
+// runs and must be read-only; per-run scratch state belongs to its Router.
+type Policy interface {
+	// Name describes the policy, e.g. "lar(lar-own,th=0.6)".
+	Name() string
+	// Groups returns the switch group of every switch the policy routes
+	// by (nil: one group). The run counts local and global hops by them
+	// and the VC policy sees them.
+	Groups() []int
+	// NewRouter returns the router of one run; a run calls it from one
+	// goroutine.
+	NewRouter() Router
 }
 
-// ParseRoutingKind reads lft, min, lar, val, ugal, conditional or pora.
-func ParseRoutingKind(s string) (RoutingKind, error) {
-	for i, n := range routingNames {
-		if strings.EqualFold(s, n) {
-			return RoutingKind(i), nil
-		}
-	}
-	return 0, fmt.Errorf("flitsim: routing policy %q, expected one of %s: %w", s, strings.Join(routingNames, ", "), ErrConfig)
+// Router picks the output channel of the packet at h.Switch().
+type Router interface {
+	// Next returns a fabric.Graph channel leaving h.Switch() (which is
+	// not the destination's switch), or -1 to follow the LFT.
+	Next(h *Hop) int32
 }
 
-// RoutingPolicy is a per-hop routing policy and, optionally, a VC policy.
-// The zero value is the LFT with SL2VL.
-type RoutingPolicy struct {
-	Kind RoutingKind
-	// Groups gives per switch its group (topo.Topology.Group); needed by
-	// LAR, VAL, UGAL and Conditional, and by VC rules that count global
-	// hops. nil: one group.
-	Groups []int
-	// Tables, when set, is the minimal relation (RSI two-level tables,
-	// seed 000 §IV-A); otherwise every port on a shortest path.
-	Tables *rsi.Tables
-	// Threshold is LAR's Th and Conditional's pause level, as a fraction
-	// of one input buffer (default 0.6).
-	Threshold float64
-	// LARToward reads "ports to other super nodes" as any port toward
-	// another super node (vcaudit lar-toward); default: the switch's own
-	// global ports (lar-own).
-	LARToward bool
-	// UGALBias is added to the Valiant side of UGAL's comparison (flits).
-	UGALBias float64
-	// Cube and Variant drive RoutePORA; Cube's node i must be switch i.
-	Cube    *novacube.Cube
-	Variant novacube.Variant
-	// VC assigns the VL of every hop when set (as many VLs as its VCs);
-	// nil keeps SL2VL. Hops asking for a VC the policy lacks use its top
-	// VC and are counted in Result.VCOverflow.
-	VC *vcpolicy.Policy
+// VCPolicy assigns the VL of every switch-to-switch hop and of the hop
+// into the destination's switch from the packet's hop counters, instead
+// of SL2VL. The injection and ejection hops use the traffic class's VL
+// offset. A VCPolicy is shared by concurrent runs and must be read-only.
+type VCPolicy interface {
+	// Name describes the policy, e.g. "hops:7".
+	Name() string
+	// NumVCs is the number of VCs (VLs) the policy uses, 1..16.
+	NumVCs() int
+	// HopVC returns the VC of hop h in 0..NumVCs()-1 and whether the hop
+	// asks for a VC the policy lacks (then it gets the top VC and the run
+	// counts it in Result.VCOverflow).
+	HopVC(h VCHop) (vc int, overflow bool)
 }
 
-// Name describes the policy, e.g. "lar(lar-own,th=0.6)+df-2vc".
-func (p RoutingPolicy) Name() string {
-	s := p.Kind.String()
-	switch p.Kind {
-	case RouteLAR:
-		r := "lar-own"
-		if p.LARToward {
-			r = "lar-toward"
-		}
-		s += fmt.Sprintf("(%s,th=%g)", r, p.threshold())
-	case RouteConditional:
-		s += fmt.Sprintf("(th=%g)", p.threshold())
-	case RoutePORA:
-		s += "(" + string(p.Variant) + ")"
-	}
-	if p.VC != nil {
-		s += "+" + p.VC.Name
-	}
-	return s
+// VCHop is what a VCPolicy sees of one hop: counters before the hop.
+type VCHop struct {
+	Global      bool // the channel joins two groups
+	Hops        int  // hops taken before this one
+	LocalHops   int
+	GlobalHops  int
+	HopsInGroup int
+	Phase       int  // 1 once the packet has misrouted (this hop included)
+	IntoDest    bool // the hop ends in the destination's group
 }
 
-func (p RoutingPolicy) threshold() float64 {
-	if p.Threshold == 0 {
-		return 0.6
-	}
-	return p.Threshold
+// PacketState is the routing state a packet carries from hop to hop. The
+// run updates the hop counters after every hop; a Router reads them and
+// sets the rest.
+type PacketState struct {
+	// Switch-to-switch hops taken: all, inside groups, between groups, and
+	// since entering the current group (saturating at 255).
+	Hops, Local, Global, InGroup uint8
+	// Phase is the misroute phase bit (VC policies read it).
+	Phase uint8
+	// Mode and Quad are free for the policy (PORA's mode and quadrant).
+	Mode, Quad uint8
+	// Target is the group + 1 the packet heads for first (Valiant's
+	// intermediate group), 0 none; the run clears it on entering that
+	// group.
+	Target int32
 }
 
-// policy is a RoutingPolicy compiled against a Network.
+// LFTPolicy is the static tables as a Policy: every hop follows the LFT.
+// With switch groups and a VC policy it gives the VC policy the hop
+// counters of LFT paths.
+type LFTPolicy struct {
+	// SwitchGroups gives per switch its group; nil: one group.
+	SwitchGroups []int
+}
+
+// Name returns "lft".
+func (LFTPolicy) Name() string { return "lft" }
+
+// Groups returns the switch groups.
+func (p LFTPolicy) Groups() []int { return p.SwitchGroups }
+
+// NewRouter returns a router that always follows the LFT.
+func (LFTPolicy) NewRouter() Router { return lftRouter{} }
+
+type lftRouter struct{}
+
+func (lftRouter) Next(*Hop) int32 { return -1 }
+
+// policy is a Policy and a VCPolicy compiled against a Network.
 type policy struct {
-	RoutingPolicy
-	th    float64
+	p     Policy
+	vc    VCPolicy
+	name  string
 	group []int32 // switch -> group
 	ng    int32
-	dist  []int16 // dist[d*S+x]: hops from switch x to switch d
-	gdist []int16 // gdist[t*S+x]: hops from x into group t
-	pora  *poraTables
 }
 
-// WithRouting returns a copy of n that routes by p (n is unchanged and
-// both stay safe for concurrent use). Errors wrap ErrConfig. Cost:
-// O(S·(S+C)) for the distance tables.
-func (n *Network) WithRouting(p RoutingPolicy) (*Network, error) {
+// Name describes the routing, e.g. "lar(lar-own,th=0.6)+df-2vc".
+func (pol *policy) Name() string { return pol.name }
+
+// WithRouting returns a copy of n that routes by p (nil: the LFT) and
+// assigns switch-hop VLs by vc (nil: SL2VL); n is unchanged and both stay
+// safe for concurrent use. Errors wrap ErrConfig.
+func (n *Network) WithRouting(p Policy, vc VCPolicy) (*Network, error) {
+	if p == nil {
+		p = LFTPolicy{}
+	}
 	bad := func(format string, args ...any) (*Network, error) {
-		return nil, fmt.Errorf("flitsim: routing %s: %s: %w", p.Kind, fmt.Sprintf(format, args...), ErrConfig)
+		return nil, fmt.Errorf("flitsim: routing %s: %s: %w", p.Name(), fmt.Sprintf(format, args...), ErrConfig)
 	}
-	S := n.g.NumSwitches()
-	if p.Kind > RoutePORA {
-		return bad("unknown kind")
-	}
-	if th := p.threshold(); !(th > 0 && th <= 4) {
-		return bad("threshold %g, expected (0, 4]", th)
-	}
-	if p.Groups != nil && len(p.Groups) != S {
-		return bad("%d group entries for %d switches", len(p.Groups), S)
-	}
-	if p.Tables != nil && p.Tables.G != n.g {
-		return bad("RSI tables of another fabric")
+	group, ng, err := compileGroups(p.Groups(), n.g.NumSwitches())
+	if err != nil {
+		return bad("%v", err)
 	}
 	c := *n
-	pol := &policy{RoutingPolicy: p, th: p.threshold(), group: make([]int32, S)}
-	for x := range pol.group {
-		if p.Groups != nil {
-			if p.Groups[x] < 0 {
-				return bad("negative group")
-			}
-			pol.group[x] = int32(p.Groups[x])
-		} else if p.Tables != nil {
-			pol.group[x] = int32(p.Tables.Group[x])
+	pol := &policy{p: p, vc: vc, name: p.Name(), group: group, ng: ng}
+	if vc != nil {
+		pol.name += "+" + vc.Name()
+		vcs := vc.NumVCs()
+		if vcs < 1 || vcs > 16 {
+			return bad("VC policy %s has %d VCs, expected 1..16", vc.Name(), vcs)
 		}
-		pol.ng = max(pol.ng, pol.group[x]+1)
-	}
-	needGroups := p.Kind == RouteValiant || p.Kind == RouteUGAL || p.Kind == RouteConditional || p.Kind == RouteLAR
-	if needGroups && pol.ng < 2 {
-		return bad("needs Groups with at least 2 groups")
-	}
-	if S*S > 1<<24 || int(pol.ng)*S > 1<<24 {
-		return bad("%d switches are too many for the distance tables", S)
-	}
-	if p.Kind != RouteLFT && p.Kind != RoutePORA {
-		pol.distances(n)
-	}
-	if p.Kind == RoutePORA {
-		pt, err := newPoraTables(n, p.Cube, p.Variant)
-		if err != nil {
-			return bad("%v", err)
-		}
-		pol.pora = pt
-	}
-	if v := p.VC; v != nil {
-		if err := v.Validate(); err != nil {
-			return bad("%v", err)
-		}
-		c.vls, c.maxVL = max(v.VCs, n.cfg.VLs), v.VCs-1
-		for c.vshift = 0; 1<<c.vshift < c.vls; c.vshift++ {
+		c.maxVL = vcs - 1
+		if err := c.setLanes(max(vcs, n.cfg.VLs)); err != nil {
+			return nil, err
 		}
 		if a := n.cfg.VLArb; a != nil {
-			for vl := 0; vl < v.VCs; vl++ {
+			for vl := 0; vl < vcs; vl++ {
 				if !arbHas(a, uint8(vl)) {
 					return bad("VL arbitration gives VL %d, which the VC policy uses, no weight", vl)
 				}
@@ -197,44 +150,110 @@ func (n *Network) WithRouting(p RoutingPolicy) (*Network, error) {
 	return &c, nil
 }
 
-// Policy returns the routing policy (the zero value for the LFT).
-func (n *Network) Policy() RoutingPolicy {
-	if n.pol == nil {
-		return RoutingPolicy{}
+// compileGroups checks one group per switch (nil: all in group 0) and
+// returns them with the number of groups.
+func compileGroups(groups []int, S int) ([]int32, int32, error) {
+	if groups != nil && len(groups) != S {
+		return nil, 0, fmt.Errorf("%d group entries for %d switches", len(groups), S)
 	}
-	return n.pol.RoutingPolicy
+	group := make([]int32, S)
+	var ng int32 = 1
+	for x, v := range groups {
+		if v < 0 || v >= 1<<24 {
+			return nil, 0, fmt.Errorf("switch %d in group %d", x, v)
+		}
+		group[x] = int32(v)
+		ng = max(ng, int32(v)+1)
+	}
+	return group, ng, nil
 }
 
-// distances fills dist and gdist by BFS over the switch graph.
-func (pol *policy) distances(n *Network) {
-	g := n.g
-	S := int32(g.NumSwitches())
-	pol.dist = make([]int16, int(S)*int(S))
-	pol.gdist = make([]int16, int(pol.ng)*int(S))
-	q := make([]int32, 0, S)
-	bfs := func(d []int16, src func(x int32) bool) {
-		q = q[:0]
-		for x := int32(0); x < S; x++ {
-			d[x] = -1
-			if src(x) {
-				d[x] = 0
-				q = append(q, x)
-			}
+// PolicyName returns the name of the per-hop routing ("" for the LFT of
+// a network without WithRouting).
+func (n *Network) PolicyName() string {
+	if n.pol == nil {
+		return ""
+	}
+	return n.pol.name
+}
+
+// Hop is a routing decision in progress: a packet's head at a switch. It
+// is valid during one Router.Next call.
+type Hop struct {
+	s  *sim
+	pk *packet
+	x  int32
+}
+
+// Switch returns the switch deciding.
+func (h *Hop) Switch() int32 { return h.x }
+
+// DestSwitch returns the switch of the packet's destination.
+func (h *Hop) DestSwitch() int32 { return h.s.n.nodeSw[h.pk.dst] }
+
+// Source returns the packet's source node.
+func (h *Hop) Source() int32 { return h.pk.src }
+
+// State returns the packet's routing state, which the router may change.
+func (h *Hop) State() *PacketState { return &h.pk.ps }
+
+// Group returns the group of switch x (the policy's Groups).
+func (h *Hop) Group(x int32) int32 { return h.s.n.pol.group[x] }
+
+// NumGroups returns the number of groups.
+func (h *Hop) NumGroups() int32 { return h.s.n.pol.ng }
+
+// BufferFlits returns the depth of one input VL buffer.
+func (h *Hop) BufferFlits() int32 { return int32(h.s.cfg.BufferFlits) }
+
+// Rand returns the switch's random stream (one PCG stream per switch and
+// run, so runs repeat for a seed).
+func (h *Hop) Rand() *rand.Rand { return h.s.swRng[h.x] }
+
+// Misroute counts the packet as misrouted (when it is measured).
+func (h *Hop) Misroute() {
+	if h.pk.measured {
+		h.s.misrouted++
+	}
+}
+
+// Fill returns the flits in the downstream buffer behind channel c on the
+// VC the packet would take there with phase ph (from credits).
+func (h *Hop) Fill(c int32, ph uint8) int32 {
+	s := h.s
+	vl := s.hopVC(h.x, 0, c, h.pk, ph)
+	return int32(s.cfg.BufferFlits) - s.ov[c<<s.vs|int32(vl)].credits
+}
+
+// Queue returns the flits waiting at the switch for channel c plus
+// Fill(c, ph).
+func (h *Hop) Queue(c int32, ph uint8) int32 { return h.s.outPend[c] + h.Fill(c, ph) }
+
+// LeastOccupied returns the candidate with the shortest Queue (phase ph),
+// ties broken from a random start; -1 for none.
+func (h *Hop) LeastOccupied(cs []int32, ph uint8) int32 {
+	switch len(cs) {
+	case 0:
+		return -1
+	case 1:
+		return cs[0]
+	}
+	k := h.Rand().IntN(len(cs))
+	best, bq := int32(-1), int32(0)
+	for i := range cs {
+		c := cs[(k+i)%len(cs)]
+		if q := h.Queue(c, ph); best < 0 || q < bq {
+			best, bq = c, q
 		}
-		for h := 0; h < len(q); h++ {
-			v := q[h]
-			for c := g.Off[v]; c < g.Off[v+1]; c++ {
-				if w := g.Head[c]; d[w] < 0 {
-					d[w] = d[v] + 1
-					q = append(q, w)
-				}
-			}
-		}
 	}
-	for d := int32(0); d < S; d++ {
-		bfs(pol.dist[d*S:(d+1)*S], func(x int32) bool { return x == d })
+	return best
+}
+
+// Minimal appends the packet's minimal choices under relation m: toward
+// its target group while it has one, else toward its destination.
+func (h *Hop) Minimal(m Minimal, buf []int32) []int32 {
+	if t := h.pk.ps.Target; t > 0 && h.Group(h.x) != t-1 {
+		return m.AppendToward(buf, h.x, t-1)
 	}
-	for t := int32(0); t < pol.ng; t++ {
-		bfs(pol.gdist[t*S:(t+1)*S], func(x int32) bool { return pol.group[x] == t })
-	}
+	return m.AppendNext(buf, h.x, h.DestSwitch())
 }

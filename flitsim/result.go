@@ -27,11 +27,30 @@ type Result struct {
 	Nodes     int     `json:"nodes"`
 	Sources   int     `json:"sources"`
 
+	// Verdict is VerdictStable or VerdictUnstable for open-loop runs,
+	// VerdictComplete or VerdictUnfinished for finite ones, VerdictDeadlock
+	// after a deadlock.
+	Verdict string `json:"verdict"`
+
+	// Every figure below is over the measurement window: cycles
+	// [WindowStart, WindowStart+WindowCycles) (the whole run for finite
+	// patterns). WindowCycles is 0 when the run stopped before the
+	// warm-up ended; the window's figures are then 0.
 	Cycles        int64 `json:"cycles"`
 	WindowStart   int64 `json:"window_start"`
 	WindowCycles  int64 `json:"window_cycles"`
 	OfferedFlits  int64 `json:"offered_flits"`
 	AcceptedFlits int64 `json:"accepted_flits"`
+	// BacklogStart and BacklogEnd are the flits created and not yet
+	// delivered when the window opened and closed (source queues and
+	// network); RefusedFlits are the offered flits full source queues
+	// refused in the window (RunOptions.SourceQueue). AcceptedFlits =
+	// OfferedFlits − RefusedFlits + BacklogStart − BacklogEnd.
+	BacklogStart int64 `json:"backlog_start_flits"`
+	BacklogEnd   int64 `json:"backlog_end_flits"`
+	RefusedFlits int64 `json:"refused_flits"`
+	// Refused counts the messages refused during the whole run.
+	Refused int64 `json:"refused_messages,omitempty"`
 	// Offered and Accepted are flits per cycle per active source.
 	Offered  float64 `json:"offered"`
 	Accepted float64 `json:"accepted"`
@@ -46,6 +65,8 @@ type Result struct {
 	// AcceptedBytes is Accepted in bytes per cycle per source.
 	AcceptedBytes float64 `json:"accepted_bytes_per_cycle"`
 
+	// NsPerCycle is Config.NsPerCycle (0: no conversion).
+	NsPerCycle     float64      `json:"ns_per_cycle,omitempty"`
 	Latency        LatencyStats `json:"latency"`
 	NetworkLatency LatencyStats `json:"network_latency"`
 	MessageLatency LatencyStats `json:"message_latency"`
@@ -68,7 +89,7 @@ type Result struct {
 
 	Deadlock *DeadlockError `json:"deadlock,omitempty"`
 
-	// Under a RoutingPolicy (Network.WithRouting): its name, the measured
+	// Under a per-hop policy (Network.WithRouting): its name, the measured
 	// packets that misrouted, their mean switch-to-switch hops, and the
 	// hops that asked for a VC the VC policy lacks.
 	Policy     string  `json:"policy,omitempty"`
@@ -107,14 +128,34 @@ type VLStat struct {
 	MaxFlits     int32   `json:"max_flits"`
 }
 
+// Verdicts of a run (Result.Verdict).
+const (
+	// VerdictStable: the network accepted the offered load (within 5 %
+	// over the window) and no source queue overflowed.
+	VerdictStable = "stable"
+	// VerdictUnstable: a source queue overflowed (RunOptions.SourceQueue)
+	// or the window accepted less than 95 % of what it offered: the
+	// offered load is beyond saturation.
+	VerdictUnstable = "unstable"
+	// VerdictComplete and VerdictUnfinished: a finite pattern delivered
+	// all its messages, or not within RunOptions.MaxCycles.
+	VerdictComplete   = "complete"
+	VerdictUnfinished = "unfinished"
+	// VerdictDeadlock: the run stopped at a deadlock.
+	VerdictDeadlock = "deadlock"
+)
+
 func (s *sim) result() *Result {
 	n, st, t := s.n, &s.st, &s.w.tr
-	if !st.stopped {
+	if !st.stopped && st.started {
 		end := s.now
 		if s.finite && s.doneMsgs == s.totalMsgs {
 			end = st.lastDelivery + 1
 		}
 		st.stop(max(end, st.start+1))
+	}
+	if !st.started { // stopped before the warm-up ended: an empty window
+		st.start, st.end = s.opt.Warmup, s.opt.Warmup
 	}
 	win := max(st.end-st.start, 1)
 	src := float64(s.w.sources)
@@ -123,8 +164,9 @@ func (s *sim) result() *Result {
 		Pattern: t.Pattern.String(), Arrival: t.Arrival.String(), Load: t.Load, Seed: s.opt.Seed,
 		Engine: n.r.Engine, Switching: s.cfg.Switching.String(), Queueing: s.cfg.Queueing.String(),
 		Allocator: s.cfg.Allocator.String(), VLs: n.vls, Nodes: n.NumNodes(), Sources: s.w.sources,
-		Cycles: s.now, WindowStart: st.start, WindowCycles: win,
-		OfferedFlits: st.offered, AcceptedFlits: st.accepted,
+		Cycles: s.now, WindowStart: st.start, WindowCycles: st.end - st.start,
+		OfferedFlits: st.offered, AcceptedFlits: st.accepted, BacklogStart: st.backlogStart, BacklogEnd: st.backlogEnd,
+		RefusedFlits: st.refusedFlits, Refused: st.refused, NsPerCycle: s.cfg.NsPerCycle,
 		Offered: float64(st.offered) / float64(win) / src, Accepted: float64(st.accepted) / float64(win) / src,
 		Unfinished: s.outstand, FlitHops: s.flitHops, Deadlock: s.deadlock,
 	}
@@ -132,7 +174,7 @@ func (s *sim) result() *Result {
 		res.Load = 0
 	}
 	if n.pol != nil {
-		res.Policy, res.Misrouted, res.VCOverflow = n.pol.Name(), s.misrouted, s.vcOverflow
+		res.Policy, res.Misrouted, res.VCOverflow = n.pol.name, s.misrouted, s.vcOverflow
 		if s.hopPkts > 0 {
 			res.MeanHops = float64(s.hopSum) / float64(s.hopPkts)
 		}
@@ -169,10 +211,27 @@ func (s *sim) result() *Result {
 	}
 	buffers := float64(len(n.swIn))
 	for vl := 0; vl < n.vls; vl++ {
-		mean := float64(st.occInt[vl]-st.occStart[vl]) / float64(win) / buffers
+		mean := float64(st.occEnd[vl]-st.occStart[vl]) / float64(win) / buffers
 		res.VLStats = append(res.VLStats, VLStat{VL: vl, MeanFlits: mean, MeanFraction: mean / float64(s.cfg.BufferFlits), MaxFlits: st.occMax[vl]})
 	}
+	res.Verdict = s.verdict()
 	return res
+}
+
+// verdict judges the run (see the Verdict constants).
+func (s *sim) verdict() string {
+	st := &s.st
+	switch {
+	case s.deadlock != nil:
+		return VerdictDeadlock
+	case s.finite && s.doneMsgs == s.totalMsgs:
+		return VerdictComplete
+	case s.finite:
+		return VerdictUnfinished
+	case st.refused > 0 || 20*st.accepted < 19*st.offered:
+		return VerdictUnstable
+	}
+	return VerdictStable
 }
 
 // BusiestLinks returns the k links with the most flits, busiest first
@@ -183,6 +242,18 @@ func (r *Result) BusiestLinks(k int) []LinkStat {
 	return ls[:min(k, len(ls))]
 }
 
+// verdictNote explains an unstable verdict.
+func (r *Result) verdictNote() string {
+	if r.Verdict != VerdictUnstable {
+		return ""
+	}
+	s := fmt.Sprintf(": backlog %d flits at the window's start, %d at its end", r.BacklogStart, r.BacklogEnd)
+	if r.Refused > 0 {
+		s += fmt.Sprintf("; full source queues refused %d messages", r.Refused)
+	}
+	return s
+}
+
 // WriteTable prints a human-readable summary: throughput, latency per
 // class, VL occupancy and the busiest links.
 func (r *Result) WriteTable(w io.Writer, busiest int) error {
@@ -190,7 +261,12 @@ func (r *Result) WriteTable(w io.Writer, busiest int) error {
 	row := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, a...)) }
 	row("run", "%s traffic (%s), engine %s, %s/%s/%s, %d VLs, seed %d", r.Pattern, r.Arrival, r.Engine, r.Switching, r.Queueing, r.Allocator, r.VLs, r.Seed)
 	row("nodes", "%d (%d sending)", r.Nodes, r.Sources)
-	row("cycles", "%d simulated, window %d from cycle %d", r.Cycles, r.WindowCycles, r.WindowStart)
+	if r.WindowCycles == 0 {
+		row("cycles", "%d simulated; no measurement window: the run stopped before the warm-up ended (cycle %d)", r.Cycles, r.WindowStart)
+	} else {
+		row("cycles", "%d simulated, window %d from cycle %d", r.Cycles, r.WindowCycles, r.WindowStart)
+	}
+	row("verdict", "%s%s", r.Verdict, r.verdictNote())
 	row("offered", "%.4f flits/cycle/node (%.1f%% of link bandwidth)", r.Offered, 100*r.OfferedFraction)
 	row("accepted", "%.4f flits/cycle/node (%.1f%%, %.1f bytes/cycle/node); least served source %.4f", r.Accepted, 100*r.AcceptedFraction, r.AcceptedBytes, r.AcceptedMin)
 	if r.Messages > 0 {
@@ -201,7 +277,11 @@ func (r *Result) WriteTable(w io.Writer, busiest int) error {
 		}
 	}
 	lat := func(l LatencyStats) string {
-		return fmt.Sprintf("mean %.1f, p50 %d, p99 %d, max %d (%d samples)", l.Mean, l.P50, l.P99, l.Max, l.Count)
+		s := fmt.Sprintf("mean %.1f, p50 %d, p99 %d, max %d (%d samples)", l.Mean, l.P50, l.P99, l.Max, l.Count)
+		if r.NsPerCycle > 0 {
+			s += fmt.Sprintf("; mean %.0f ns, p99 %.0f ns", l.Mean*r.NsPerCycle, float64(l.P99)*r.NsPerCycle)
+		}
+		return s
 	}
 	row("latency", "%s", lat(r.Latency))
 	row("network latency", "%s", lat(r.NetworkLatency))

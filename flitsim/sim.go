@@ -99,6 +99,10 @@ func (s *sim) endCycle() int64 {
 
 // checkDone decides whether the run is over after the current cycle.
 func (s *sim) checkDone() {
+	if s.st.earlyStop {
+		s.done = true
+		return
+	}
 	if s.finite {
 		s.done = s.doneMsgs == s.totalMsgs || s.now+1 >= s.opt.MaxCycles
 		return

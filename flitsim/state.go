@@ -18,13 +18,7 @@ type packet struct {
 	vlOff    uint8
 	injVL    uint8
 	measured bool
-	// Routing-policy state (RoutingPolicy): hops taken (all, local,
-	// global, since entering the group), the misroute phase bit, the
-	// target group + 1 (Valiant, LAR toward; 0 none), PORA mode/quadrant.
-	hops, local, global, ingr uint8
-	phase                     uint8
-	pmode, pquad              uint8
-	target                    int32
+	ps       PacketState // per-hop routing state (Network.WithRouting)
 }
 
 // message groups the packets created together from one source.
@@ -63,6 +57,7 @@ type entry struct {
 	arr, sent  int32 // flits arrived, flits forwarded
 	out        int32 // output VC (link<<vs | VL) of the next hop
 	next, prev int32
+	ready      int64 // cycle its route stall ends (Config.RouteStall), -1 not begun
 }
 
 // sim is the state of one run. Indices: an output VC or input VC is
@@ -83,7 +78,6 @@ type sim struct {
 	vct  bool
 	voq  bool
 	its  int
-	lat  int64
 	now  int64
 	done bool
 
@@ -127,12 +121,14 @@ type sim struct {
 
 	swMark     []int64
 	swVA       []bool // VC allocation may grant something new at the switch
+	stallWait  bool   // the switch has a candidate in its route stall
 	active     []int32
 	nextActive []int32
 
 	// Sources.
 	nicQ       []pktQueue // per node*V+vl
 	nicSent    []int32    // per node*V+vl: flits of the head packet sent
+	nicVC      []uint8    // per node*V+vl: the pool VC of the head packet (Config.VCsPerVL)
 	nicMask    []uint32   // per node: VLs with queued packets
 	nicMark    []int64
 	nicActive  []int32
@@ -142,6 +138,7 @@ type sim struct {
 	nextT      []float64
 	sentMsgs   []int32
 	seq        []int64
+	queued     []int32 // per node: packets waiting at the source
 	heap       arrivals
 	shift      *shiftState
 	finite     bool
@@ -157,11 +154,11 @@ type sim struct {
 	nextCheck  int64
 	measureEnd int64
 
-	// Routing policy (nil outPend without one).
+	// Per-hop routing (nil outPend without a policy).
+	router     Router
+	hop        Hop
 	swRng      []*rand.Rand // per switch
 	outPend    []int32      // per link: flits routed to it, not yet sent
-	cand, alt  []int32
-	altT       []int32
 	misrouted  int64
 	vcOverflow int64
 	hopSum     int64
@@ -174,7 +171,7 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 		n: n, cfg: cfg, w: w, opt: opt, arb: newArbiter(cfg), ctx: ctx,
 		vs: n.vshift, V: int32(n.vls), P: int32(cfg.PacketFlits), E: int32(cfg.BufferFlits/cfg.PacketFlits) + 2,
 		gap: cfg.gap(), vct: cfg.Switching == VirtualCutThrough, voq: cfg.Queueing == VOQ,
-		its: cfg.Iterations, lat: int64(cfg.LinkLatency),
+		its: cfg.Iterations,
 	}
 	L := int(n.nLinks)
 	NV := L << s.vs
@@ -209,7 +206,7 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 	for i := range s.swMark {
 		s.swMark[i] = -1
 	}
-	maxDelay := cfg.LinkLatency + cfg.PipelineDelay
+	maxDelay := cfg.maxLatency() + cfg.PipelineDelay
 	s.wh = newWheel(maxDelay)
 	s.initSources()
 	s.st.init(s)
@@ -221,15 +218,11 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 	if n.pol != nil {
 		s.outPend = make([]int32, L)
 		s.swRng = make([]*rand.Rand, S)
-		deg := int32(0)
 		for i := range s.swRng {
 			s.swRng[i] = rand.New(rand.NewPCG(opt.Seed^0x5851f42d4c957f2d, 0xda942042e4dd58b5*uint64(i+1)))
-			deg = max(deg, n.swOutOff[i+1]-n.swOutOff[i])
 		}
-		// Candidate scratch: a switch's ports, once per target group.
-		s.cand = make([]int32, 0, deg)
-		s.alt = make([]int32, 0, deg*(n.pol.ng+1))
-		s.altT = make([]int32, 0, deg*(n.pol.ng+1))
+		s.router = n.pol.p.NewRouter()
+		s.hop.s = s
 	}
 	return s
 }

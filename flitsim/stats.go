@@ -16,9 +16,19 @@ type stats struct {
 	srcAccepted         []int64 // per source node: its flits delivered in the window
 
 	// Per VL: flits in switch input buffers now, their time integral up
-	// to occLast, the integral at the window's start, the fullest buffer.
-	occ, occInt, occLast, occStart []int64
-	occMax                         []int32
+	// to occLast, the integral at the window's start and end, the fullest
+	// buffer in the window.
+	occ, occInt, occLast, occStart, occEnd []int64
+	occMax                                 []int32
+
+	// Flits created and delivered since cycle 0 (every packet), and the
+	// backlog (created, not delivered) when the window opened and closed:
+	// accepted = offered + backlogStart − backlogEnd.
+	created, delivered       int64
+	backlogStart, backlogEnd int64
+	refused                  int64 // messages a full source queue refused
+	refusedFlits             int64 // their flits, in the window
+	earlyStop                bool  // the run stopped at the first refusal (RunOptions.StopUnstable)
 
 	lastDelivery int64
 }
@@ -33,7 +43,7 @@ func (st *stats) init(s *sim) {
 	st.linkFlits = make([]int64, s.n.nLinks)
 	st.srcAccepted = make([]int64, s.n.NumNodes())
 	V := s.V
-	st.occ, st.occInt, st.occLast, st.occStart = make([]int64, V), make([]int64, V), make([]int64, V), make([]int64, V)
+	st.occ, st.occInt, st.occLast, st.occStart, st.occEnd = make([]int64, V), make([]int64, V), make([]int64, V), make([]int64, V), make([]int64, V)
 	st.occMax = make([]int32, V)
 	if s.finite {
 		st.started, st.measuring = true, true
@@ -49,20 +59,35 @@ func (st *stats) window(s *sim) {
 	}
 	if !st.started && s.now >= s.opt.Warmup {
 		st.started, st.measuring, st.start = true, true, s.opt.Warmup
+		st.backlogStart = st.created - st.delivered
 		for vl := range st.occStart {
 			st.occStart[vl] = st.occAt(vl, st.start)
 		}
+		st.fullest(s)
 	}
 	if st.measuring && s.now >= s.measureEnd {
 		st.stop(s.measureEnd)
 	}
 }
 
+// fullest starts the window's maximum occupancy per VL with the buffers'
+// fill as the window opens (a buffer that stays full counts).
+func (st *stats) fullest(s *sim) {
+	vmask := int32(1)<<s.vs - 1
+	for x := range s.iv {
+		if vl := int32(x) & vmask; vl < s.V && s.iv[x].flits > st.occMax[vl] {
+			st.occMax[vl] = s.iv[x].flits
+		}
+	}
+}
+
 // stop closes the window at cycle end.
 func (st *stats) stop(end int64) {
 	st.measuring, st.stopped, st.end = false, true, end
+	st.backlogEnd = st.created - st.delivered
 	for vl := range st.occInt {
 		st.occAdd(end, uint8(vl), 0, 0)
+		st.occEnd[vl] = st.occInt[vl]
 	}
 }
 

@@ -59,6 +59,8 @@ type Row struct {
 	Error    string `json:"error"`
 	FlitHops int64  `json:"flit_hops"`
 	Cycles   int64  `json:"cycles"`
+	// Verdict is Result.Verdict ("" when not simulated).
+	Verdict string `json:"verdict"`
 	// Channels are the switch-to-switch links with their utilisation in
 	// the measurement window.
 	Channels []ChannelLoad `json:"channels,omitempty"`
@@ -90,7 +92,7 @@ func RunPoint(ctx context.Context, n *Network, b *Bound, t Traffic, opt RunOptio
 		AcceptedMin: res.AcceptedMin / n.cfg.LinkBandwidth,
 		LatencyMean: res.Latency.Mean, LatencyP50: res.Latency.P50, LatencyP99: res.Latency.P99,
 		NetLatencyMean: res.NetworkLatency.Mean, Completion: res.Completion, Unfinished: res.Unfinished,
-		FlitHops: res.FlitHops, Cycles: res.Cycles,
+		FlitHops: res.FlitHops, Cycles: res.Cycles, Verdict: res.Verdict,
 	}
 	if b != nil {
 		r.Bound, r.CompletionBound, r.PhaseBound = b.Saturation, b.CompletionCycles, b.PhaseSaturation
@@ -140,6 +142,21 @@ func Sweep(ctx context.Context, nets map[string]SweepNet, t Traffic, opt RunOpti
 	return rows, nil
 }
 
+// SaturationLoad returns the lowest offered load at which some run of
+// engine was unstable (Result.Verdict) or deadlocked: where the engine
+// saturates. ok is false when every load was stable.
+func SaturationLoad(rows []Row, engine string) (load float64, ok bool) {
+	for _, r := range rows {
+		if r.Engine != engine || (r.Verdict != VerdictUnstable && r.Verdict != VerdictDeadlock) {
+			continue
+		}
+		if !ok || r.Load < load {
+			load, ok = r.Load, true
+		}
+	}
+	return load, ok
+}
+
 // MergeRows sorts rows by point index and checks that they are exactly the
 // points 0..total-1, each once (the outputs of a SLURM array).
 func MergeRows(rows []Row, total int) ([]Row, error) {
@@ -170,7 +187,7 @@ func MergeRows(rows []Row, total int) ([]Row, error) {
 // csvHeader are the columns WriteCSV writes.
 var csvHeader = []string{"index", "engine", "pattern", "load", "seed", "offered", "accepted", "accepted_min", "bound",
 	"latency_mean", "latency_p50", "latency_p99", "net_latency_mean", "completion_cycles", "completion_bound", "phase_bound",
-	"unfinished", "deadlock", "flit_hops", "cycles", "error"}
+	"unfinished", "deadlock", "flit_hops", "cycles", "error", "verdict"}
 
 // WriteCSV writes rows as CSV with a header. Numbers use the shortest
 // exact representation, so equal rows give equal bytes.
@@ -185,7 +202,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 		rec := []string{strconv.Itoa(r.Index), r.Engine, r.Pattern, f(r.Load), strconv.FormatUint(r.Seed, 10),
 			f(r.Offered), f(r.Accepted), f(r.AcceptedMin), f(r.Bound),
 			f(r.LatencyMean), i(r.LatencyP50), i(r.LatencyP99), f(r.NetLatencyMean), i(r.Completion), f(r.CompletionBound), f(r.PhaseBound),
-			i(r.Unfinished), r.Deadlock, i(r.FlitHops), i(r.Cycles), r.Error}
+			i(r.Unfinished), r.Deadlock, i(r.FlitHops), i(r.Cycles), r.Error, r.Verdict}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -10,7 +10,9 @@ type Pattern uint8
 
 const (
 	// Uniform sends every message to a node drawn uniformly among the
-	// others.
+	// others: a node never sends to itself (BookSim2's uniform includes
+	// the source, so at N nodes its network carries (N−1)/N of the
+	// offered load; bench/flitsim/booksim.md accounts for it).
 	Uniform Pattern = iota
 	// Shift is the finite all-to-all shift exchange of the thesis: node i
 	// sends one message to (i+s) mod N for s = 1..N-1, one phase after
@@ -273,8 +275,8 @@ func (t *Traffic) validate(n *Network) error {
 		if c.MessagePackets < 1 {
 			return bad("class %d (%s): %d packets per message", i, c.Name, c.MessagePackets)
 		}
-		if c.VLOffset < 0 || n.maxVL+c.VLOffset >= n.vls {
-			return bad("class %d (%s): VL offset %d does not fit the routing's VLs 0..%d in %d simulated VLs", i, c.Name, c.VLOffset, n.maxVL, n.vls)
+		if c.VLOffset < 0 || n.maxVL+c.VLOffset >= n.lanes {
+			return bad("class %d (%s): VL offset %d does not fit the routing's VLs 0..%d in %d simulated VLs", i, c.Name, c.VLOffset, n.maxVL, n.lanes)
 		}
 	}
 	return nil

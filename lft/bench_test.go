@@ -50,3 +50,27 @@ func BenchmarkReadOpenSMLFTs_Ring128(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkWriteCompactLFTs_Ring128(b *testing.B) {
+	g, r, _ := benchFixture(b)
+	b.SetBytes(int64(len(r.lft)))
+	for b.Loop() {
+		if err := WriteCompactLFTs(io.Discard, g, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadCompactLFTs_Ring128(b *testing.B) {
+	g, r, _ := benchFixture(b)
+	var buf bytes.Buffer
+	if err := WriteCompactLFTs(&buf, g, r); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(r.lft)))
+	for b.Loop() {
+		if _, err := ReadCompactLFTs(bytes.NewReader(buf.Bytes()), "bench", g, ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -2,17 +2,15 @@ package lft
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/nuesm/nuesm/fabric"
 )
 
 // FuzzReadTableSet: the table-directory reader (LFT dump, SL file and
-// SL2VL dump side by side; each may be absent) never panics, and a set it
-// accepts, written back with the writers, reads back equal.
+// SL2VL dump side by side, as older sets hold them; each may be absent)
+// never panics, and a set it accepts, written back as TableSet writes it
+// (compact LFTs, SL file, SL2VL file), reads back equal.
 func FuzzReadTableSet(f *testing.F) {
 	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -51,7 +49,7 @@ func FuzzReadTableSet(f *testing.F) {
 		}
 		put(t, in, LFTsFile, lfts)
 		put(t, in, SLFile, sl)
-		put(t, in, SL2VLFile, sl2vl)
+		put(t, in, OpenSMSL2VLFile, sl2vl)
 		path := in
 		if !asDir {
 			path = filepath.Join(in, LFTsFile)
@@ -63,17 +61,15 @@ func FuzzReadTableSet(f *testing.F) {
 		for s := range r.Switches {
 			r.SetPort(int32(s), 0, NoPort) // LID 0 is not written
 		}
-		// the writers into memory, then plain files: the *File writers
-		// fsync, which can stall for seconds on a busy disk
-		for _, w := range []struct {
-			name  string
-			write func(io.Writer, *fabric.Graph, *Routing) error
-		}{{LFTsFile, WriteOpenSMLFTs}, {SLFile, WriteSL}, {SL2VLFile, WriteOpenSMSL2VL}} {
+		// the set's files into memory, then plain files: WriteDir
+		// fsyncs, which can stall for seconds on a busy disk
+		set := &TableSet{Graph: g, Routing: r}
+		for _, f := range set.Tables() {
 			var buf bytes.Buffer
-			if err := w.write(&buf, g, r); err != nil {
-				t.Fatalf("accepted set: %s cannot be written: %v", w.name, err)
+			if err := f.Write(&buf); err != nil {
+				t.Fatalf("accepted set: %s cannot be written: %v", f.Name, err)
 			}
-			put(t, out, w.name, buf.Bytes())
+			put(t, out, f.Name, buf.Bytes())
 		}
 		r2, err := ReadTableSet(out, g, ReadOptions{AllowMissingSwitches: true})
 		if err != nil {

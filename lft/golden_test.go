@@ -2,6 +2,7 @@ package lft
 
 import (
 	"bytes"
+	"compress/gzip"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,6 +25,8 @@ func TestGolden(t *testing.T) {
 	}{
 		{"fixture.lfts.dump", r, WriteOpenSMLFTs},
 		{"fixture.sl2vl.dump", r, WriteOpenSMSL2VL},
+		{"fixture.sl2vl", r, WriteSL2VL},
+		{"fixture.lft.content", r, compactContent},
 		{"fixture.sl", r, WriteSL},
 		{"fixture-perdest.sl", pd, WriteSL},
 		{"fixture.qos-policy", pd, WriteQoSPolicy},
@@ -49,12 +52,25 @@ func TestGolden(t *testing.T) {
 		if !Equal(got, want) {
 			t.Errorf("LFTs differ:\n%s", diffRoutings(g, got, want, 10))
 		}
-		m, err := ReadOpenSMSL2VLFile(filepath.Join("testdata", "fixture.sl2vl.dump"), g)
+		content, err := os.ReadFile(filepath.Join("testdata", "fixture.lft.content"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !m.equal(&r.SL2VL) {
-			t.Errorf("SL2VL read back as %+v, want %+v", m, r.SL2VL)
+		got, err = ReadCompactLFTs(bytes.NewReader(gzipped(t, content)), "fixture.lft", g, ReadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !Equal(got, want) {
+			t.Errorf("compact LFTs differ:\n%s", diffRoutings(g, got, want, 10))
+		}
+		for _, file := range []string{"fixture.sl2vl.dump", "fixture.sl2vl"} {
+			m, err := ReadSL2VLFile(filepath.Join("testdata", file), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !m.equal(&r.SL2VL) {
+				t.Errorf("%s: SL2VL read back as %+v, want %+v", file, m, r.SL2VL)
+			}
 		}
 		for _, c := range []struct {
 			file string
@@ -71,6 +87,35 @@ func TestGolden(t *testing.T) {
 	})
 }
 
+// compactContent writes the decompressed content of WriteCompactLFTs:
+// the golden file holds it, as the compressed bytes are the compressor's
+// choice.
+func compactContent(w io.Writer, g *fabric.Graph, r *Routing) error {
+	var buf bytes.Buffer
+	if err := WriteCompactLFTs(&buf, g, r); err != nil {
+		return err
+	}
+	zr, err := gzip.NewReader(&buf)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(w, zr)
+	return err
+}
+
+// gzipped compresses b into one gzip member.
+func gzipped(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // TestWriteFileVariants checks that the ...File writers produce the same
 // bytes as the io.Writer ones and leave no temporary files.
 func TestWriteFileVariants(t *testing.T) {
@@ -84,6 +129,8 @@ func TestWriteFileVariants(t *testing.T) {
 	}{
 		{"lfts", WriteOpenSMLFTs, WriteOpenSMLFTsFile},
 		{"sl2vl", WriteOpenSMSL2VL, WriteOpenSMSL2VLFile},
+		{"nuesm.sl2vl", WriteSL2VL, WriteSL2VLFile},
+		{"nuesm.lft", WriteCompactLFTs, WriteCompactLFTsFile},
 		{"sl", WriteSL, WriteSLFile},
 		{"qos", WriteQoSPolicy, WriteQoSPolicyFile},
 	} {
@@ -104,8 +151,8 @@ func TestWriteFileVariants(t *testing.T) {
 		}
 	}
 	es, _ := os.ReadDir(dir)
-	if len(es) != 4 {
-		t.Errorf("directory holds %d entries, want 4", len(es))
+	if len(es) != 6 {
+		t.Errorf("directory holds %d entries, want 6", len(es))
 	}
 	// A failing writer leaves the old file alone.
 	bad := r.Clone()

@@ -31,6 +31,11 @@ type ReadOptions struct {
 	// the same ports: a LID outside the port's range becomes base LID +
 	// (LID mod 2^LMC). Unknown port GUIDs keep their LID.
 	NoRemap bool
+	// SkipLIDsBeyond ignores entries for LIDs beyond the fabric's highest
+	// LID instead of failing with ErrLIDRange: switches read back from a
+	// live fabric keep entries for LIDs that left it until they are
+	// rewritten, and no packet can be addressed to such a LID.
+	SkipLIDsBeyond bool
 }
 
 // ReadOpenSMLFTs reads an OpenSM LFT dump (opensm-lfts.dump, or anything
@@ -309,7 +314,7 @@ func (p *lftParser) entry(t []byte) error {
 		dst = p.x.remap(dst, guid)
 	}
 	if dst >= p.rt.Stride {
-		if port == int(NoPort) {
+		if port == int(NoPort) || p.opt.SkipLIDsBeyond {
 			return nil
 		}
 		return p.errf(ErrLIDRange, "LID 0x%04x%s beyond the fabric's highest LID, expected at most 0x%04x",

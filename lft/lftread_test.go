@@ -266,3 +266,27 @@ func TestReadLFTsTolerated(t *testing.T) {
 		}
 	}
 }
+
+// TestReadLFTsSkipLIDsBeyond: a live switch keeps entries for LIDs that
+// left the fabric; the read-back option ignores them and keeps the rest.
+func TestReadLFTsSkipLIDsBeyond(t *testing.T) {
+	g := ringGraph(t, 3, 1, nil, 0)
+	r := randomRouting(g, 3, randomOpts{})
+	var buf bytes.Buffer
+	if err := WriteOpenSMLFTs(&buf, g, r); err != nil {
+		t.Fatal(err)
+	}
+	hi := g.MaxLID()
+	s := strings.ReplaceAll(buf.String(), fmt.Sprintf("[0-%d]", hi), fmt.Sprintf("[0-%d]", hi+1))
+	s = strings.ReplaceAll(s, fmt.Sprintf("\n%d lids dumped", hi), fmt.Sprintf("\n0x%04x 001 # gone\n%d lids dumped", hi+1, hi+1))
+	if _, err := ReadLFTs(strings.NewReader(s), "live", g, ReadOptions{}); !errors.Is(err, ErrLIDRange) {
+		t.Fatalf("strict read: err %v, want ErrLIDRange", err)
+	}
+	got, err := ReadLFTs(strings.NewReader(s), "live", g, ReadOptions{SkipLIDsBeyond: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := lftsOnly(g, r); !Equal(got, want) {
+		t.Fatalf("tables differ:\n%s", diffRoutings(g, got, want, 10))
+	}
+}

@@ -122,9 +122,10 @@ func ReadOpenSMSL2VLFile(path string, g *fabric.Graph) (SL2VL, error) {
 // of the CA/router ports (all of which must agree, as SL2VL has one map
 // for them), or, without CA blocks, the most common switch row; a switch
 // whose rows all equal Default gets no table of its own (Switch[s] nil;
-// Switch is nil when no switch has one); rows the dump does not list
-// (uncabled output ports) take Default. So the result equals the written
-// mapping when that mapping is canonical.
+// Switch is nil when no switch has one); rows the dump does not list, and
+// rows of output port 0 or of uncabled output ports (no packet leaves
+// there), take Default. So the result equals the written mapping when
+// that mapping is canonical.
 //
 // Ports are matched by port GUID; an unknown GUID is ErrUnknownPort, a
 // port number beyond the switch's port count ErrPortRange, a row given
@@ -270,25 +271,9 @@ func ReadOpenSMSL2VL(r io.Reader, name string, g *fabric.Graph) (SL2VL, error) {
 		return SL2VL{}, parseErr(name, 0, ErrSyntax, "no SL2VL rows, expected at least one port block")
 	}
 	for s, t := range tabs {
-		if t == nil {
-			continue
+		if t != nil {
+			m.own(g, int32(s), t.vl, t.set)
 		}
-		own := false
-		for k, set := range t.set {
-			row := t.vl[k*NumSLs : (k+1)*NumSLs]
-			if !set {
-				copy(row, m.Default[:])
-			} else if !bytes.Equal(row, m.Default[:]) {
-				own = true
-			}
-		}
-		if !own {
-			continue
-		}
-		if m.Switch == nil {
-			m.Switch = make([]*PortSL2VL, g.NumSwitches())
-		}
-		m.Switch[s] = &PortSL2VL{NPorts: t.np, VL: t.vl}
 	}
 	return m, nil
 }

@@ -150,23 +150,8 @@ func ReadSLFile(path string, g *fabric.Graph) (SLTable, int, error) {
 // ErrSyntax, ErrLIDRange, ErrUnknownSwitch or ErrDuplicate.
 func ReadSL(r io.Reader, name string, g *fabric.Graph) (SLTable, int, error) {
 	p := slParser{name: name, g: g, srcLast: map[int32]int{}, destLast: -1}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		p.line++
-		t := bytes.TrimSpace(sc.Bytes())
-		if len(t) == 0 || t[0] == '#' {
-			continue
-		}
-		if err := p.record(bytes.Fields(t)); err != nil {
-			return SLTable{}, 0, err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return SLTable{}, 0, parseErr(name, p.line+1, ErrSyntax, "line longer than 1 MiB, expected a record")
-		}
-		return SLTable{}, 0, fmt.Errorf("lft: read %s: %w", name, err)
+	if err := scanRecords(r, name, &p.line, func(t []byte) error { return p.record(bytes.Fields(t)) }); err != nil {
+		return SLTable{}, 0, err
 	}
 	if p.hdr < 3 {
 		return SLTable{}, 0, parseErr(name, p.line, ErrTruncated, "input ends in the header, expected %q", slHeader[p.hdr])
@@ -185,6 +170,31 @@ func ReadSL(r io.Reader, name string, g *fabric.Graph) (SLTable, int, error) {
 		}
 	}
 	return t, p.vls, nil
+}
+
+// scanRecords calls record with every line of r that is neither blank
+// nor a comment ('#'), trimmed, counting lines in *line; a line longer
+// than 1 MiB is an error.
+func scanRecords(r io.Reader, name string, line *int, record func(t []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		*line++
+		t := bytes.TrimSpace(sc.Bytes())
+		if len(t) == 0 || t[0] == '#' {
+			continue
+		}
+		if err := record(t); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return parseErr(name, *line+1, ErrSyntax, "line longer than 1 MiB, expected a record")
+		}
+		return fmt.Errorf("lft: read %s: %w", name, err)
+	}
+	return nil
 }
 
 var slHeader = [3]string{"nuesm-sl 1", "vls <n>", "maxlid <m>"}

@@ -16,12 +16,14 @@ import (
 // Names of the files of a table set, as nuesm route and the daemon write
 // them.
 const (
-	LFTsFile      = "opensm-lfts.dump" // for opensm -R file -U
-	SLFile        = "nuesm.sl"         // the SL of every path
-	SL2VLFile     = "opensm-sl2vl.dump"
-	QoSPolicyFile = "qos-policy.conf" // every path SL as OpenSM QoS rules (when a policy can hold them)
-	FabricFile    = "fabric.topo"     // the dump the tables are for
-	SummaryFile   = "summary.json"
+	CompactLFTsFile = "nuesm.lft"         // the LFTs, compact (LFTFORMAT.md): the set's record of them
+	LFTsFile        = "opensm-lfts.dump"  // the LFTs for opensm -R file -U (TableSet.OpenSMLFTs)
+	SLFile          = "nuesm.sl"          // the SL of every path (SLFORMAT.md)
+	SL2VLFile       = "nuesm.sl2vl"       // the SL2VL tables (SL2VLFORMAT.md)
+	OpenSMSL2VLFile = "opensm-sl2vl.dump" // the SL2VL tables in OpenSM's dump form, as older sets hold them
+	QoSPolicyFile   = "qos-policy.conf"   // every path SL as OpenSM QoS rules (when a policy can hold them)
+	FabricFile      = "fabric.topo"       // the dump the tables are for
+	SummaryFile     = "summary.json"
 )
 
 // TableSet is a routing as the files a subnet manager loads (LFTs, SLs,
@@ -36,6 +38,10 @@ type TableSet struct {
 	Fabric []byte
 	// Summary is written as indented JSON to SummaryFile; nil writes none.
 	Summary any
+	// OpenSMLFTs adds LFTsFile, the LFTs as OpenSM's file engine loads
+	// them, beside CompactLFTsFile (which every set has: readers take
+	// it). It is the largest file by far: write it where OpenSM reads it.
+	OpenSMLFTs bool
 
 	policyOK *bool // whether a QoS policy holds the SLs (computed once)
 }
@@ -43,23 +49,28 @@ type TableSet struct {
 // File is one file of a table set.
 type File struct {
 	Name  string
-	Key   string // the file's key in a summary: lfts, sl, sl2vl, qos_policy, fabric
+	Key   string // the file's key in a summary: lfts, opensm_lfts, sl, sl2vl, qos_policy, fabric
 	Write func(io.Writer) error
+	// Data is the content when it is at hand (the fabric), so that a
+	// writer may link an identical file instead of writing it again.
+	Data []byte
 }
 
-// Tables lists the table files of the set: LFTs, SLs, SL2VL, and the QoS
-// policy serving every path's SL (per destination, per source switch, per
-// pair: WriteQoSPolicyPaths) unless no policy can hold them (see
-// OpenSMNotes).
+// Tables lists the table files of the set: LFTs (compact, and OpenSM's
+// dump when OpenSMLFTs), SLs, SL2VL, and the QoS policy serving every
+// path's SL (per destination, per source switch, per pair:
+// WriteQoSPolicyPaths) unless no policy can hold them (see OpenSMNotes).
 func (ts *TableSet) Tables() []File {
 	g, r := ts.Graph, ts.Routing
-	files := []File{
-		{LFTsFile, "lfts", func(w io.Writer) error { return WriteOpenSMLFTs(w, g, r) }},
-		{SLFile, "sl", func(w io.Writer) error { return WriteSL(w, g, r) }},
-		{SL2VLFile, "sl2vl", func(w io.Writer) error { return WriteOpenSMSL2VL(w, g, r) }},
+	files := []File{{Name: CompactLFTsFile, Key: "lfts", Write: func(w io.Writer) error { return WriteCompactLFTs(w, g, r) }}}
+	if ts.OpenSMLFTs {
+		files = append(files, File{Name: LFTsFile, Key: "opensm_lfts", Write: func(w io.Writer) error { return WriteOpenSMLFTs(w, g, r) }})
 	}
+	files = append(files,
+		File{Name: SLFile, Key: "sl", Write: func(w io.Writer) error { return WriteSL(w, g, r) }},
+		File{Name: SL2VLFile, Key: "sl2vl", Write: func(w io.Writer) error { return WriteSL2VL(w, g, r) }})
 	if ts.hasPolicy() {
-		files = append(files, File{QoSPolicyFile, "qos_policy", func(w io.Writer) error { return WriteQoSPolicyPaths(w, g, r) }})
+		files = append(files, File{Name: QoSPolicyFile, Key: "qos_policy", Write: func(w io.Writer) error { return WriteQoSPolicyPaths(w, g, r) }})
 	}
 	return files
 }
@@ -114,11 +125,11 @@ func sl2vlList(m [NumSLs]uint8) string {
 func (ts *TableSet) Files() []File {
 	var files []File
 	if ts.Fabric != nil {
-		files = append(files, File{FabricFile, "fabric", func(w io.Writer) error { _, err := w.Write(ts.Fabric); return err }})
+		files = append(files, File{Name: FabricFile, Key: "fabric", Data: ts.Fabric, Write: func(w io.Writer) error { _, err := w.Write(ts.Fabric); return err }})
 	}
 	files = append(files, ts.Tables()...)
 	if ts.Summary != nil {
-		files = append(files, File{SummaryFile, "summary", func(w io.Writer) error { return WriteJSON(w, ts.Summary) }})
+		files = append(files, File{Name: SummaryFile, Key: "summary", Write: func(w io.Writer) error { return WriteJSON(w, ts.Summary) }})
 	}
 	return files
 }
@@ -136,8 +147,9 @@ func (ts *TableSet) Keys() map[string]string {
 }
 
 // WriteDir writes the set into dir (created if needed), each file
-// atomically (written beside, then renamed), and removes a QoS policy that
-// the set does not have: a stale one would contradict nuesm.sl.
+// atomically (written beside, then renamed), and removes the files of
+// an earlier set that this one does not have: a stale QoS policy would
+// contradict nuesm.sl, a stale OpenSM dump the tables.
 func (ts *TableSet) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -148,8 +160,15 @@ func (ts *TableSet) WriteDir(dir string) error {
 			return fmt.Errorf("table set %s: %w", dir, err)
 		}
 	}
+	stale := []string{OpenSMSL2VLFile}
+	if !ts.OpenSMLFTs {
+		stale = append(stale, LFTsFile)
+	}
 	if !ts.hasPolicy() {
-		if err := os.Remove(filepath.Join(dir, QoSPolicyFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		stale = append(stale, QoSPolicyFile)
+	}
+	for _, name := range stale {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -176,25 +195,25 @@ func FabricPath(path string) (string, bool) {
 	return p, err == nil
 }
 
-// ReadTableSet reads a table set: a directory holding LFTsFile, or an LFT
-// dump (OpenSM's or ibroute output) given as a file. SLFile and SL2VLFile
-// next to the dump are read when present; without them the routing keeps
-// SL 0 and the identity SL2VL (one VL), as OpenSM's own dumps have none.
+// ReadTableSet reads a table set: a directory holding CompactLFTsFile
+// or, as older sets do, only LFTsFile; or an LFT file given as a file (a
+// compact one, OpenSM's dump or ibroute output). SLFile and the SL2VL
+// tables (SL2VLFile, or OpenSMSL2VLFile where SL2VLFile is absent) next
+// to it are read when present; without them the routing keeps SL 0 and
+// the identity SL2VL (one VL), as OpenSM's own dumps have none.
 func ReadTableSet(path string, g *fabric.Graph, opt ReadOptions) (*Routing, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	dump, dir := path, filepath.Dir(path)
+	lfts, dir := path, filepath.Dir(path)
 	if st.IsDir() {
-		dump, dir = filepath.Join(path, LFTsFile), path
+		lfts, dir = filepath.Join(path, CompactLFTsFile), path
+		if !present(lfts) {
+			lfts = filepath.Join(path, LFTsFile)
+		}
 	}
-	f, err := os.Open(dump)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := ReadLFTs(f, dump, g, opt)
+	r, err := ReadLFTsFile(lfts, g, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +224,12 @@ func ReadTableSet(path string, g *fabric.Graph, opt ReadOptions) (*Routing, erro
 		}
 		r.SL, r.NumVLs = sl, n
 	}
-	if p := filepath.Join(dir, SL2VLFile); present(p) {
-		m, err := ReadOpenSMSL2VLFile(p, g)
+	p := filepath.Join(dir, SL2VLFile)
+	if !present(p) {
+		p = filepath.Join(dir, OpenSMSL2VLFile)
+	}
+	if present(p) {
+		m, err := ReadSL2VLFile(p, g)
 		if err != nil {
 			return nil, err
 		}

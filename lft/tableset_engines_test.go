@@ -17,10 +17,12 @@ import (
 	_ "github.com/nuesm/nuesm/sar" // registers nue, dfsssp and the sar engines
 )
 
-// TestTableSetRoundTrip: a table set written by WriteDir reads back
-// (ReadTableSet, from the directory or its dump) as the same Routing, for
+// TestTableSetRoundTrip: a table set written by WriteDir, with and
+// without OpenSM's LFT dump, reads back (ReadTableSet, from the directory,
+// its compact LFT file or its OpenSM dump) as the same Routing, for
 // engines whose SLs are per destination (with a QoS policy), per source
-// switch (no policy) or all 0.
+// switch (no policy) or all 0; so does a set in the older form (OpenSM's
+// LFT and SL2VL dumps only).
 func TestTableSetRoundTrip(t *testing.T) {
 	torus, err := topo.Torus([]int{4, 4}, 2, false)
 	if err != nil {
@@ -48,29 +50,51 @@ func TestTableSetRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.engine, err)
 		}
-		set := &lft.TableSet{Graph: g, Routing: r, Fabric: []byte("the dump\n"), Summary: map[string]string{"engine": c.engine}}
-		if err := set.WriteDir(dir); err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []string{dir, filepath.Join(dir, lft.LFTsFile)} {
-			got, err := lft.ReadTableSet(p, g, lft.ReadOptions{})
-			if err != nil {
-				t.Fatalf("%s: %v", c.engine, err)
+		for _, osm := range []bool{true, false} {
+			set := &lft.TableSet{Graph: g, Routing: r, Fabric: []byte("the dump\n"), Summary: map[string]string{"engine": c.engine}, OpenSMLFTs: osm}
+			if err := set.WriteDir(dir); err != nil {
+				t.Fatal(err)
 			}
-			if !lft.Equal(got, r) {
-				t.Fatalf("%s: the set read from %s differs from the routing written", c.engine, p)
+			paths := []string{dir, filepath.Join(dir, lft.CompactLFTsFile)}
+			if osm {
+				paths = append(paths, filepath.Join(dir, lft.LFTsFile))
 			}
+			readBack(t, c.engine, g, r, paths...)
+			checkSetFiles(t, c.engine, dir, set, true)
 		}
 		if r.SL.PerDest() != c.perDest {
 			t.Fatalf("%s: SLs per destination %v, want %v", c.engine, r.SL.PerDest(), c.perDest)
 		}
-		checkSetFiles(t, c.engine, dir, set, true)
+		old := t.TempDir()
+		for name, write := range map[string]func(string, *fabric.Graph, *lft.Routing) error{
+			lft.LFTsFile: lft.WriteOpenSMLFTsFile, lft.SLFile: lft.WriteSLFile, lft.OpenSMSL2VLFile: lft.WriteOpenSMSL2VLFile,
+		} {
+			if err := write(filepath.Join(old, name), g, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		readBack(t, c.engine+" (older form)", g, r, old, filepath.Join(old, lft.LFTsFile))
+	}
+}
+
+// readBack reads the set at every path and compares it with r.
+func readBack(t *testing.T, engine string, g *fabric.Graph, r *lft.Routing, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		got, err := lft.ReadTableSet(p, g, lft.ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", engine, err)
+		}
+		if !lft.Equal(got, r) {
+			t.Fatalf("%s: the set read from %s differs from the routing written", engine, p)
+		}
 	}
 }
 
 // checkSetFiles checks the files WriteDir left in dir: the fabric, the
-// summary, the QoS policy exactly when qos (a stale one from the previous
-// set is removed), and Keys naming them.
+// summary, the QoS policy exactly when qos and OpenSM's LFT dump exactly
+// when set.OpenSMLFTs (a stale one from the previous set is removed), no
+// SL2VL dump of the older form, and Keys naming them.
 func checkSetFiles(t *testing.T, engine, dir string, set *lft.TableSet, qos bool) {
 	t.Helper()
 	if b, err := os.ReadFile(filepath.Join(dir, lft.FabricFile)); err != nil || !bytes.Equal(b, set.Fabric) {
@@ -84,10 +108,20 @@ func checkSetFiles(t *testing.T, engine, dir string, set *lft.TableSet, qos bool
 	if (err == nil) != qos {
 		t.Errorf("%s: QoS policy present %v, want %v", engine, err == nil, qos)
 	}
+	_, err = os.Stat(filepath.Join(dir, lft.LFTsFile))
+	if (err == nil) != set.OpenSMLFTs {
+		t.Errorf("%s: OpenSM LFT dump present %v, want %v", engine, err == nil, set.OpenSMLFTs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, lft.OpenSMSL2VLFile)); err == nil {
+		t.Errorf("%s: %s written", engine, lft.OpenSMSL2VLFile)
+	}
 	keys := set.Keys()
 	want := []string{"fabric", "lfts", "sl", "sl2vl"}
 	if qos {
 		want = append(want, "qos_policy")
+	}
+	if set.OpenSMLFTs {
+		want = append(want, "opensm_lfts")
 	}
 	var got []string
 	for k := range keys {
@@ -98,7 +132,7 @@ func checkSetFiles(t *testing.T, engine, dir string, set *lft.TableSet, qos bool
 	if !slices.Equal(got, want) {
 		t.Errorf("%s: Keys %v, want %v", engine, keys, want)
 	}
-	if p, ok := lft.FabricPath(filepath.Join(dir, lft.LFTsFile)); !ok || p != filepath.Join(dir, lft.FabricFile) {
+	if p, ok := lft.FabricPath(filepath.Join(dir, lft.CompactLFTsFile)); !ok || p != filepath.Join(dir, lft.FabricFile) {
 		t.Errorf("%s: FabricPath = %s, %v", engine, p, ok)
 	}
 }

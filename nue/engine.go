@@ -53,11 +53,12 @@ func Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Rout
 // layers and returns per-layer statistics. The result is deterministic
 // and does not depend on opt.Workers.
 func (e Engine) RouteStats(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, *Stats, error) {
-	return e.routeTuned(ctx, g, opt, defaultTuning())
+	return e.routeTuned(ctx, g, opt, defaultTuning(), 1)
 }
 
-// routeTuned is RouteStats with the tuning tests vary.
-func (e Engine) routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Options, tune tuning) (*lft.Routing, *Stats, error) {
+// routeTuned is RouteStats with the tuning tests vary and passes−1
+// refinement passes (refine.go).
+func (e Engine) routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Options, tune tuning, passes int) (*lft.Routing, *Stats, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -95,19 +96,20 @@ func (e Engine) routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Opt
 		return lft.New(g, "nue"), &Stats{Partition: how, Schedule: sched, Share: share}, nil
 	}
 	rn := &run{g: g, opt: opt, parts: nonEmpty, n: int64(len(ds)), jobOf: jobOf, how: how, sched: sched, share: share, tune: tune}
-	r, st, ok, err := rn.once(ctx, false)
-	if err == nil && !ok {
-		// A switch LID could not fall back on escape paths added late:
-		// route again with escape paths covering switch LIDs from the start.
-		r, st, _, err = rn.once(ctx, true)
-		if err == nil {
-			st.Conservative = true
+	return refine(passes, &rn.opt, g.MaxLID(), func(h *history) (*lft.Routing, *Stats, error) {
+		rn.hist = h
+		r, st, ok, err := rn.once(ctx, false)
+		if err == nil && !ok {
+			// A switch LID could not fall back on escape paths added late:
+			// route again with escape paths covering switch LIDs from the
+			// start.
+			r, st, _, err = rn.once(ctx, true)
+			if err == nil {
+				st.Conservative = true
+			}
 		}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, st, nil
+		return r, st, err
+	})
 }
 
 // Share says which destinations share one search.

@@ -529,7 +529,7 @@ func TestHighRadix(t *testing.T) {
 			}
 			tune := defaultTuning()
 			tune.relaxWide = true
-			wide, _, err := Engine{}.routeTuned(context.Background(), g, routing.Options{MaxVLs: k}, tune)
+			wide, _, err := Engine{}.routeTuned(context.Background(), g, routing.Options{MaxVLs: k}, tune, 1)
 			if err != nil {
 				t.Fatal(err)
 			}

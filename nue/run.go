@@ -51,6 +51,9 @@ type run struct {
 	sched Schedule
 	share Share
 	tune  tuning
+	// hist, if not nil, carries the load of the previous pass
+	// (refine.go).
+	hist *history
 }
 
 // sources is what the layers know of the sources of paths.
@@ -77,6 +80,7 @@ func (rn *run) once(ctx context.Context, conservative bool) (*lft.Routing, *Stat
 	}
 	sc := rn.sources()
 	w, w0 := rn.weights(sc.unit)
+	rn.hist.start(w)
 	// Switch LIDs' searches (no load) charge a new turn two hops (see
 	// layer.newTurn).
 	newTurn := 2 * w0
@@ -271,7 +275,10 @@ type rounds struct {
 // parallel when there are workers; then their increments are added in
 // step order. Switch LIDs add no balancing load: they carry next to no
 // data. Under the sequential schedule they are routed last, layer by
-// layer (switchLIDs). The result does not depend on the workers.
+// layer (switchLIDs). With a history (refine.go) a destination's load of
+// the previous pass leaves the weights before its search, and no search
+// puts its load on the weights itself: the history sees every increment.
+// The result does not depend on the workers.
 func (rd *rounds) all(ctx context.Context) (bool, error) {
 	steps := schedule(rd.layers, rd.sched)
 	var lists [][]dest // the switch LIDs left to switchLIDs
@@ -289,11 +296,15 @@ func (rd *rounds) all(ctx context.Context) (bool, error) {
 		rd.wmax = max(rd.wmax, x)
 	}
 	alone := &stepOut{w: rd.w, wmax: &rd.wmax, r: rd.r}
+	if rd.hist != nil {
+		alone = nil // the history needs every increment (merge)
+	}
 	for _, st := range steps {
 		if err := ctx.Err(); err != nil {
 			return false, fmt.Errorf("nue: %w", err)
 		}
 		for _, sd := range st {
+			rd.hist.forget(sd.d.lid, rd.w)
 			rd.layers[sd.layer].w0, rd.layers[sd.layer].span = rd.w0, rd.wmax-rd.w0
 		}
 		if len(st) == 1 {
@@ -313,8 +324,11 @@ func (rd *rounds) all(ctx context.Context) (bool, error) {
 		}
 	}
 	if lists != nil {
-		return rd.switchLIDs(ctx, lists)
+		if ok, err := rd.switchLIDs(ctx, lists); !ok || err != nil {
+			return ok, err
+		}
 	}
+	rd.hist.finish(rd.w)
 	return true, nil
 }
 
@@ -353,6 +367,7 @@ func (rd *rounds) merge(sd stepDest) {
 			rd.w[e.c] += e.v
 			rd.wmax = max(rd.wmax, rd.w[e.c])
 		}
+		rd.hist.record(sd.d.lid, l.inc)
 	}
 	l.inc = l.inc[:0]
 }

@@ -17,12 +17,12 @@ import (
 func routeBoth(t *testing.T, name string, g *fabric.Graph, opt routing.Options, cfg Config, tune tuning) *Stats {
 	t.Helper()
 	e := Engine{Config: cfg}
-	a, st, err := e.routeTuned(context.Background(), g, opt, tune)
+	a, st, err := e.routeTuned(context.Background(), g, opt, tune, 1)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	tune.noSweep = true
-	b, stb, err := e.routeTuned(context.Background(), g, opt, tune)
+	b, stb, err := e.routeTuned(context.Background(), g, opt, tune, 1)
 	if err != nil {
 		t.Fatalf("%s without the sweep: %v", name, err)
 	}

@@ -23,14 +23,8 @@ import (
 // opt.NoPause and a destination that needs a drain phase it returns the
 // plan with the drain phase and a *DrainError.
 func Build(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt Options) (*Plan, error) {
-	if err := opt.Validate(); err != nil {
-		return nil, err
-	}
-	opt = opt.withDefaults()
-	if g == nil || old == nil || new == nil {
-		return nil, fmt.Errorf("plan: build needs a fabric and both routings")
-	}
-	if err := checkEndpoints(g, old, new, opt); err != nil {
+	opt, err := prepare(g, old, new, opt)
+	if err != nil {
 		return nil, err
 	}
 	delta, err := lft.Diff(g, old, new)
@@ -65,6 +59,18 @@ func Build(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt Opti
 		}
 	}
 	return p, nil
+}
+
+// prepare validates a build's inputs and returns opt with its defaults.
+func prepare(g *fabric.Graph, old, new *lft.Routing, opt Options) (Options, error) {
+	if err := opt.Validate(); err != nil {
+		return opt, err
+	}
+	opt = opt.withDefaults()
+	if g == nil || old == nil || new == nil {
+		return opt, fmt.Errorf("plan: build needs a fabric and both routings")
+	}
+	return opt, checkEndpoints(g, old, new, opt)
 }
 
 // checkEndpoints verifies the two routings on their own.
@@ -102,6 +108,13 @@ type builder struct {
 	slByDest map[int32][]lft.SLChange
 	// drainFirst opens the drain phase before the live epochs (greedy).
 	drainFirst bool
+	// live: nothing can be paused (BuildLive). A destination not yet
+	// moved keeps injecting on its old paths, so the greedy counts all
+	// of its old dependencies, and destinations that lose pairs go first.
+	live bool
+	// slFirst tries SLFirst before SLLast: after a blackout every state
+	// of SLFirst moves is one of the new tables' (BuildLive).
+	slFirst bool
 }
 
 // destLIDs lists the LIDs somebody answers.

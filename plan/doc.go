@@ -49,5 +49,13 @@
 // reroutes of the tests a fifth fewer destinations drain on a torus, half
 // as many on a Dragonfly; the price is a longer pause for fewer pairs).
 //
+// BuildLive is for subnet managers that cannot stop hosts (OpenSM): its
+// plans have no Pause, every pair injects in every state, and it works
+// in stages (rounds of live moves, each proven from the tables the last
+// one reached, then a blackout of the destinations no round moves: their
+// changed entries are unrouted, so the switches drop what the hosts keep
+// sending, and then written). Plan.Blackout lets Verify accept those
+// drops while it still checks loops and dependencies with them live.
+//
 // The algorithm code is pure: no I/O, no clock, no global randomness.
 package plan

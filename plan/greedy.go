@@ -30,8 +30,13 @@ const numEpochs = 3
 // state). Live destinations then never meet the old paths of drained ones,
 // which would otherwise rule out most moves whose new paths close a cycle
 // with some old path; the price is a longer pause for the drained pairs.
+//
+// In live mode (BuildLive) nothing is paused: a destination not yet
+// placed, or left for a later round, contributes all of its old
+// dependencies, and the destinations whose pairs the old tables lose are
+// placed first (they are the ones a failure made urgent).
 func (b *builder) greedy(ctx context.Context) error {
-	b.drainFirst = true
+	b.drainFirst = !b.live
 	es := b.w.es
 	var dags [numEpochs]*dag
 	for e := range dags {
@@ -49,11 +54,11 @@ func (b *builder) greedy(ctx context.Context) error {
 	wk, t := newWalker(b.w), newDestTL(b.g.NumSwitches())
 	var cand [numEpochs][]int64
 	var buf []int64
-	for i := range b.infos {
+	for n, i := range b.greedyOrder() {
 		if b.strat[i] != InPlace {
 			continue
 		}
-		if i%64 == 0 && ctx.Err() != nil {
+		if n%64 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		in := &b.infos[i]
@@ -93,8 +98,27 @@ func (b *builder) greedy(ctx context.Context) error {
 	return nil
 }
 
+// greedyOrder is the order destinations are placed in: by LID, in live
+// mode those that lose pairs first.
+func (b *builder) greedyOrder() []int {
+	order := make([]int, 0, len(b.infos))
+	for i := range b.infos {
+		if !b.live || b.infos[i].lostPairs > 0 {
+			order = append(order, i)
+		}
+	}
+	if b.live {
+		for i := range b.infos {
+			if b.infos[i].lostPairs == 0 {
+				order = append(order, i)
+			}
+		}
+	}
+	return order
+}
+
 // oldDeps counts the old dependencies of every destination (of the
-// unchanged pairs only for those that may move) into each epoch's DAG, in
+// unchanged pairs only for those that may move, unless live) into each epoch's DAG, in
 // batches, and returns those of the destinations that may move.
 func (b *builder) oldDeps(ctx context.Context, dags *[numEpochs]*dag) ([][]int64, error) {
 	oldC := make([][]int64, len(b.infos))
@@ -113,7 +137,7 @@ func (b *builder) oldDeps(ctx context.Context, dags *[numEpochs]*dag) ([][]int64
 			t := tls[w]
 			t.reset(b.w, int(in.d))
 			t.addSeeds(b.w, in.perTerm, false, nil)
-			if b.strat[lo+i] == InPlace {
+			if b.strat[lo+i] == InPlace && !b.live {
 				keepUnchanged(t, in.changedSrc)
 			}
 			part[i] = b.collect(wks[w], t, 1, 1, &bufs[w])
@@ -165,9 +189,12 @@ func (c candidate) String() string {
 // VLs no routing uses first.
 func (b *builder) candidates(in *destInfo) []candidate {
 	var out []candidate
-	if in.slChanged {
+	switch {
+	case in.slChanged && b.slFirst:
+		out = append(out, candidate{strat: SLFirst}, candidate{strat: SLLast})
+	case in.slChanged:
 		out = append(out, candidate{strat: SLLast}, candidate{strat: SLFirst})
-	} else {
+	default:
 		out = append(out, candidate{strat: InPlace})
 	}
 	if b.w.es.cross || in.perTerm {

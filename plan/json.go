@@ -21,6 +21,7 @@ type PlanJSON struct {
 	AllowReorder bool         `json:"allow_reorder"`
 	Steps        []StepJSON   `json:"steps"`
 	Dests        []DestPlan   `json:"destinations,omitempty"`
+	Blackout     []int32      `json:"blackout_dlids,omitempty"`
 	Verify       *ReportJSON  `json:"verify,omitempty"`
 	Note         string       `json:"note,omitempty"`
 	Fallback     *DrainReport `json:"drain_fallback,omitempty"`
@@ -74,7 +75,7 @@ type PausedJSON struct {
 // JSON describes p with g's names.
 func (p *Plan) JSON(g *fabric.Graph) *PlanJSON {
 	out := &PlanJSON{Metrics: p.Metrics(), MaxVLs: p.MaxVLs, AllowReorder: p.AllowReorder, Dests: p.Dests,
-		Steps: make([]StepJSON, 0, len(p.Steps))}
+		Blackout: p.Blackout, Steps: make([]StepJSON, 0, len(p.Steps))}
 	name := func(s int32) string {
 		if s < 0 || int(s) >= g.NumSwitches() {
 			return fmt.Sprintf("switch %d", s)
@@ -127,6 +128,7 @@ type ReportJSON struct {
 	Pairs        int64            `json:"pairs"`
 	ChangedPairs int64            `json:"changed_pairs"`
 	LostPairs    int64            `json:"lost_pairs"`
+	Blackout     int64            `json:"blackout_pairs,omitempty"`
 	ReorderPairs int64            `json:"reorder_pairs"`
 	VLsUsed      int              `json:"vls_used"`
 	VLLimit      int              `json:"vl_limit"`
@@ -162,7 +164,7 @@ type EpochCheckJSON struct {
 
 // JSON describes r.
 func (r *Report) JSON() *ReportJSON {
-	out := &ReportJSON{Safe: r.OK(), Pairs: r.Pairs, ChangedPairs: r.ChangedPairs, LostPairs: r.LostPairs,
+	out := &ReportJSON{Safe: r.OK(), Pairs: r.Pairs, ChangedPairs: r.ChangedPairs, LostPairs: r.LostPairs, Blackout: r.BlackoutPairs,
 		ReorderPairs: r.ReorderPairs, VLsUsed: r.VLsUsed, VLLimit: r.VLLimit, Obligations: r.Obligations, Shape: r.Shape}
 	for _, s := range r.Steps {
 		j := StepCheckJSON{Index: s.Index, Kind: s.Kind, Writes: s.Writes, Units: s.Units, Method: "union",

@@ -144,6 +144,7 @@ type seed struct {
 	sl0    uint8 // SL before any SL change
 	ev     []slEvent
 	lost   bool // the old tables do not deliver it on this fabric
+	dark   bool // the plan stops delivering it on purpose (Plan.Blackout)
 	paused []window
 }
 

@@ -111,9 +111,13 @@ const (
 	// Drained: the pairs whose path or SL changes are paused, drained,
 	// rewritten and resumed (two-phase drain).
 	Drained
+	// Blackout: the changed entries are unrouted first (the switches drop
+	// the destination's packets where they would have taken a mixed
+	// path), then written (BuildLive's last resort, Plan.Blackout).
+	Blackout
 )
 
-var strategyNames = [...]string{"unchanged", "dark", "in-place", "sl-last", "sl-first", "fresh-sl", "drained"}
+var strategyNames = [...]string{"unchanged", "dark", "in-place", "sl-last", "sl-first", "fresh-sl", "drained", "blackout"}
 
 func (s Strategy) String() string {
 	if int(s) < len(strategyNames) {
@@ -142,6 +146,14 @@ type DestPlan struct {
 type Plan struct {
 	Steps []Step
 	Dests []DestPlan // changed destinations, by LID (Build only)
+
+	// Blackout lists destination LIDs whose pairs the plan stops
+	// delivering on purpose: it unroutes them (their changed entries lead
+	// nowhere until a later plan writes them), which stops their traffic
+	// at the switches where a subnet manager cannot stop the hosts.
+	// Verify lets their pairs be dropped in any state, never loop, and
+	// counts their dependencies.
+	Blackout []int32
 
 	// AllowReorder is set when the plan was built without the in-order
 	// guarantee for pairs whose path changes (Options.AllowReorder).

@@ -16,9 +16,12 @@ type Report struct {
 	Epochs []EpochReport
 	Shape  []string // malformed-plan findings (ErrPlanShape)
 
-	Pairs        int64 // connected (source port, destination LID) pairs
-	LostPairs    int64 // pairs the old tables already lose on this fabric
-	ChangedPairs int64 // pairs whose path, SL or VLs change
+	Pairs     int64 // connected (source port, destination LID) pairs
+	LostPairs int64 // pairs the old tables already lose on this fabric
+	// BlackoutPairs are pairs of Plan.Blackout destinations: they may be
+	// dropped in any state (never loop, and their dependencies count).
+	BlackoutPairs int64
+	ChangedPairs  int64 // pairs whose path, SL or VLs change
 	// ReorderPairs are changed pairs that can inject while their path
 	// changes: they may see packets delivered out of order.
 	ReorderPairs int64
@@ -91,6 +94,7 @@ func (r *Report) merge(pt *vpart) {
 	g := pt.v.w.g
 	r.Pairs += pt.pairs
 	r.LostPairs += pt.lost
+	r.BlackoutPairs += pt.dark
 	r.ChangedPairs += pt.changed
 	r.ReorderPairs += pt.reorder
 	r.OldLoops += pt.oldLoops

@@ -22,6 +22,7 @@ type schedule struct {
 	after    *lft.SL2VL // old SL2VL with the plan's SL2VL writes applied
 	final    *lft.Routing
 	slUsed   [16]bool
+	dark     map[int32]bool // Plan.Blackout
 	problems []string
 }
 
@@ -50,6 +51,12 @@ func index(g *fabric.Graph, old *lft.Routing, p *Plan) *schedule {
 	}
 	for _, sl := range old.SL.Pair {
 		sc.slUsed[sl&15] = true
+	}
+	for _, d := range p.Blackout {
+		if sc.dark == nil {
+			sc.dark = map[int32]bool{}
+		}
+		sc.dark[d] = true
 	}
 	written := map[int64]int32{}
 	open := map[[2]int32]int32{} // (DLID, source) -> Pause step

@@ -198,6 +198,7 @@ type vpart struct {
 	steps                         []stepTally
 	epoch                         []epochTally
 	pairs, lost, changed, reorder int64
+	dark                          int64
 	oldLoops                      int64
 	vlMax                         uint8
 	wins                          []window
@@ -267,6 +268,7 @@ func (v *verifier) markLost(wk *walker, t *destTL) int64 {
 		s := &t.seeds[i]
 		f := wk.reach(s.u, 0)
 		s.lost = f&reachBad != 0
+		s.dark = v.sc.dark[int32(t.d)] && !s.lost
 		if f&reachLoop != 0 {
 			loops += max(s.pairs, 1)
 		}
@@ -285,6 +287,9 @@ func (pt *vpart) dest(d int) {
 			pt.pairs += s.pairs
 			if s.lost {
 				pt.lost += s.pairs
+			}
+			if s.dark {
+				pt.dark += s.pairs
 			}
 		}
 	}
@@ -308,7 +313,7 @@ func (pt *vpart) dest(d int) {
 			s := &t.seeds[i]
 			pt.wins = s.windows(win.lo, win.hi, pt.wins)
 			for _, sw := range pt.wins {
-				key := groupKey{win: sw, lenient: s.lost, self: s.self}
+				key := groupKey{win: sw, lenient: s.lost || s.dark, self: s.self}
 				pt.groups[key] = append(pt.groups[key], int32(i))
 			}
 		}

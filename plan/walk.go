@@ -224,7 +224,7 @@ func (wk *walker) static(t *destTL, idx []int32, k int32) (loops, dropped int64,
 		n := max(s.pairs, 1)
 		if f&reachLoop != 0 {
 			loops += n
-		} else if f&reachBad != 0 && !s.lost {
+		} else if f&reachBad != 0 && !s.lost && !s.dark {
 			dropped += n
 		} else {
 			return

@@ -2,19 +2,40 @@ package sar
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"strconv"
 
 	"github.com/nuesm/nuesm/dfsssp"
 	"github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/routing"
 )
 
-// Params lists sar-nue's parameters: Nue's (routing.Configurable).
-func (NueEngine) Params() []routing.Param { return nue.Engine{}.Params() }
+// passesParam is sar-nue's own parameter: the Nue passes of its
+// job-aware routing (nue.Engine.RouteRefined).
+var passesParam = routing.Param{Name: "passes", Doc: fmt.Sprintf("Nue passes of the job-aware routing, 1..%d (default %d)", MaxPasses, DefaultPasses)}
 
-// Configure returns sar-nue with Nue's parameters kv applied
+// Params lists sar-nue's parameters: Nue's and passes
 // (routing.Configurable).
+func (NueEngine) Params() []routing.Param { return append(nue.Engine{}.Params(), passesParam) }
+
+// Configure returns sar-nue with Nue's parameters and passes from kv
+// applied (routing.Configurable).
 func (e NueEngine) Configure(kv map[string]string) (routing.Engine, error) {
-	return configure("sar-nue", e.Config, kv, nue.ParseConfig, func(c nue.Config) routing.Engine { return NueEngine{Config: c} })
+	if err := routing.CheckParams("sar-nue", e.Params(), kv); err != nil {
+		return nil, err
+	}
+	passes := e.Passes
+	if v, ok := kv[passesParam.Name]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxPasses {
+			return nil, &routing.ParamError{Engine: "sar-nue", Name: passesParam.Name, Value: v, Accepted: []string{fmt.Sprintf("1..%d", MaxPasses)}}
+		}
+		passes = n
+		kv = maps.Clone(kv)
+		delete(kv, passesParam.Name)
+	}
+	return configure("sar-nue", e.Config, kv, nue.ParseConfig, func(c nue.Config) routing.Engine { return NueEngine{Config: c, Passes: passes} })
 }
 
 // Params lists sar-dfsssp's parameters: DFSSSP's (routing.Configurable).

@@ -112,3 +112,42 @@ func jobDest(w *lft.Walker, d int, src, carry, load []int64) error {
 	w.Accumulate(carry, load)
 	return nil
 }
+
+// Bound is a lower bound on the effective EFI (all jobs together) of any
+// destination-based routing of g for jobs: at a switch v with a of a
+// job's s terminals, the a·(s−a) paths to the job's other terminals leave
+// v on v's channels, and the a paths towards one destination take the
+// same channel (one table entry per LID). So some channel carries a job's
+// a·⌈(s−a)/deg v⌉ paths, and all jobs together ⌈Σ a·(s−a) / deg v⌉. It
+// assumes LMC 0 and counts each terminal of a job once.
+func Bound(g *fabric.Graph, jobs []routing.Job) int64 {
+	S := g.NumSwitches()
+	of := routing.JobOf(jobs, len(g.Terms))
+	all := make([]int64, S)
+	count := make([]int64, S)
+	var bound int64
+	for j, job := range jobs {
+		clear(count)
+		var s int64
+		for _, t := range job.Terms {
+			if t >= 0 && int(t) < len(g.Terms) && of[t] == int32(j) && g.Terms[t].Switch >= 0 {
+				count[g.Terms[t].Switch]++
+				s++
+			}
+		}
+		for v, a := range count {
+			deg := int64(g.Degree(int32(v)))
+			if a == 0 || a == s || deg == 0 {
+				continue
+			}
+			bound = max(bound, a*((s-a+deg-1)/deg))
+			all[v] += a * (s - a)
+		}
+	}
+	for v, x := range all {
+		if deg := int64(g.Degree(int32(v))); x > 0 && deg > 0 {
+			bound = max(bound, (x+deg-1)/deg)
+		}
+	}
+	return bound
+}

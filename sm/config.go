@@ -57,6 +57,14 @@ type Config struct {
 	RerouteTimeout Duration `toml:"reroute_timeout"`
 	// Keep is how many published generations stay on disk (default 3).
 	Keep int `toml:"keep"`
+	// OpenSMDump says whether a generation holds opensm-lfts.dump, the
+	// LFTs as OpenSM's file engine loads them (opensm -U
+	// <output>/current/opensm-lfts.dump): "on", "off", or "auto" (the
+	// default: on unless the [opensm] deployer runs, which stages
+	// OpenSM's copy at a path of its own). It is by far the largest file;
+	// every generation holds the LFTs as nuesm.lft, and a generation that
+	// is no longer current loses its dump.
+	OpenSMDump string `toml:"opensm_dump"`
 	// SLURM configures the job source for scheduling-aware routing.
 	SLURM SLURMConfig `toml:"slurm"`
 	// OpenSM configures the deployer that rolls published generations out
@@ -178,6 +186,9 @@ func (c Config) Defaults() Config {
 	if c.Keep == 0 {
 		c.Keep = 3
 	}
+	if c.OpenSMDump == "" {
+		c.OpenSMDump = "auto"
+	}
 	s := &c.SLURM
 	if s.Source == "" {
 		s.Source = "squeue"
@@ -227,6 +238,13 @@ var rangeChecks = map[string]func(c Config) error{
 	"reroute_timeout": durationCheck("reroute_timeout", func(c Config) Duration { return c.RerouteTimeout }, MinRerouteTimeout, false),
 	"slurm.poll":      durationCheck("slurm.poll", func(c Config) Duration { return c.SLURM.Poll }, MinSLURMPoll, true),
 	"slurm.timeout":   durationCheck("slurm.timeout", func(c Config) Duration { return c.SLURM.Timeout }, time.Millisecond, false),
+	"opensm_dump": func(c Config) error {
+		switch c.OpenSMDump {
+		case "auto", "on", "off":
+			return nil
+		}
+		return fmt.Errorf("opensm_dump %q, expected auto, on or off", c.OpenSMDump)
+	},
 	"max_dump_bytes": func(c Config) error {
 		if c.MaxDumpBytes < 1 {
 			return fmt.Errorf("max_dump_bytes %d, expected 1 or more", c.MaxDumpBytes)
@@ -429,6 +447,7 @@ var overrides = map[string]func(dst *Config, src Config){
 	"max_dump_bytes":  func(d *Config, s Config) { d.MaxDumpBytes = s.MaxDumpBytes },
 	"reroute_timeout": func(d *Config, s Config) { d.RerouteTimeout = s.RerouteTimeout },
 	"keep":            func(d *Config, s Config) { d.Keep = s.Keep },
+	"opensm_dump":     func(d *Config, s Config) { d.OpenSMDump = s.OpenSMDump },
 	"slurm.enabled":   func(d *Config, s Config) { d.SLURM.Enabled = s.SLURM.Enabled },
 	"slurm.source":    func(d *Config, s Config) { d.SLURM.Source = s.SLURM.Source },
 	"slurm.squeue":    func(d *Config, s Config) { d.SLURM.Squeue = s.SLURM.Squeue },
@@ -436,6 +455,12 @@ var overrides = map[string]func(dst *Config, src Config){
 	"slurm.poll":      func(d *Config, s Config) { d.SLURM.Poll = s.SLURM.Poll },
 	"slurm.timeout":   func(d *Config, s Config) { d.SLURM.Timeout = s.SLURM.Timeout },
 	"slurm.host_map":  func(d *Config, s Config) { d.SLURM.HostMap = s.SLURM.HostMap },
+}
+
+// WritesOpenSMDump reports whether generations hold opensm-lfts.dump
+// (OpenSMDump, after Defaults).
+func (c Config) WritesOpenSMDump() bool {
+	return c.OpenSMDump == "on" || (c.OpenSMDump == "auto" && !c.OpenSM.Enabled)
 }
 
 // Override returns c with the settings of o named in keys (TOML keys:

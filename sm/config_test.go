@@ -18,6 +18,7 @@ func TestConfigRangeErrors(t *testing.T) {
 		{"\nmax_vls = 0\n", ":2: max_vls 0, expected 1..15"},
 		{"max_vls = 99\n", ":1: max_vls 99, expected 1..15"},
 		{"keep = 0\n", ":1: keep 0, expected 1 or more"},
+		{"opensm_dump = \"yes\"\n", `:1: opensm_dump "yes", expected auto, on or off`},
 		{"[slurm]\npoll = \"10ms\"\n", ":2: slurm.poll 10ms, expected 1s or more"},
 		{"reroute_timeout = \"off\"\n", `:1: reroute_timeout "off"`},
 		{"max_dump_bytes = -1\n", ":1: max_dump_bytes -1"},
@@ -43,6 +44,21 @@ func TestConfigRangeErrors(t *testing.T) {
 	}
 	if c, err := LoadConfig(p); err != nil || c.Seed != 5 {
 		t.Fatalf("valid file: %v %+v", err, c)
+	}
+}
+
+// TestWritesOpenSMDump: "auto" writes the dump unless the deployer runs.
+func TestWritesOpenSMDump(t *testing.T) {
+	for _, c := range []struct {
+		value    string
+		deployer bool
+		want     bool
+	}{{"", false, true}, {"", true, false}, {"auto", true, false}, {"on", true, true}, {"off", false, false}} {
+		cfg := Config{OpenSMDump: c.value}
+		cfg.OpenSM.Enabled = c.deployer
+		if got := cfg.Defaults().WritesOpenSMDump(); got != c.want {
+			t.Errorf("opensm_dump %q, deployer %v: %v, want %v", c.value, c.deployer, got, c.want)
+		}
 	}
 }
 

@@ -13,7 +13,10 @@
 // (each file fsynced), then swaps the symlink "current" to it with one
 // rename: readers (OpenSM's file engine with -U <out>/current/opensm-lfts.dump,
 // people, scripts) always see one complete, verified set, even if the
-// daemon is killed half way. The published status survives restarts, and
+// daemon is killed half way. Every generation keeps its LFTs as nuesm.lft;
+// OpenSM's dump, nearly all of the bytes, is written only where OpenSM
+// reads it (the current generation, per opensm_dump) and a fabric that did
+// not change is linked from the generation before. The published status survives restarts, and
 // a restart does not republish unchanged tables.
 //
 // Every reroute runs in a goroutine of its own under reroute_timeout; the

@@ -68,6 +68,11 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 		why = append(why, "published tables are not verified")
 	}
 	why = append(why, st.Problems...)
+	if h, ok := s.deployer.(DeployerHealth); ok {
+		if p := h.Problem(); p != "" {
+			why = append(why, "deploy: "+p)
+		}
+	}
 	if len(why) > 0 {
 		http.Error(w, strings.Join(why, "\n"), http.StatusServiceUnavailable)
 		return

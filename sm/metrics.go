@@ -119,7 +119,8 @@ func (m *Metrics) setEngine(chain, engine string) {
 	m.engine.Reset()
 	first, _, _ := strings.Cut(chain, ",")
 	first, _, _ = strings.Cut(first, ":")
-	m.engine.WithLabelValues(engine, chain, strconv.FormatBool(first != engine)).Set(1)
+	base, _ := strings.CutSuffix(engine, repairSuffix) // a repair is no fallback
+	m.engine.WithLabelValues(engine, chain, strconv.FormatBool(first != base)).Set(1)
 }
 
 // triggerLabels are the values of the trigger metric's "source" label:

@@ -52,6 +52,15 @@ func (pl planner) Plan(ctx context.Context, g *fabric.Graph, old, new *lft.Routi
 	if verr != nil {
 		note = joinNote(note, "verification failed: "+verr.Error())
 	}
+	if old == nil {
+		// The initial plan writes every routed entry: nuesm.lft holds
+		// them, and listing them again would make plan.json larger than
+		// the tables (hundreds of MB on a large fabric).
+		for i := range pj.Steps {
+			pj.Steps[i].LFT = nil
+		}
+		note = joinNote(note, "the LFT writes are every routed entry of nuesm.lft, not listed here (nuesm plan --json lists them)")
+	}
 	pj.Note = note
 	m := pj.Metrics
 	sum := PlanSummary{Steps: m.Steps, Writes: m.Writes, Blocks: m.Blocks, ChangedPairs: m.ChangedPairs,

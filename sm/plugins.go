@@ -70,3 +70,10 @@ type Deployer interface {
 	// (0: none); safe for concurrent use.
 	Deployed() int
 }
+
+// DeployerHealth is implemented by deployers that can say what is wrong
+// with the rollout (a stuck or refused rollout, no OpenSM, an unsafe state
+// on the switches); /healthz fails with it. "" means healthy.
+type DeployerHealth interface {
+	Problem() string
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -187,7 +188,35 @@ func (p *publisher) publish(st *PublishedStatus, files []lft.File) error {
 		return err
 	}
 	p.checked = nil
-	return p.prune(p.keep, true)
+	if err := p.prune(p.keep, true); err != nil {
+		return err
+	}
+	return p.dropDumps()
+}
+
+// dropDumps removes OpenSM's LFT dump from every generation but the
+// current one, where OpenSM reads it: the others keep their LFTs as
+// nuesm.lft ("nuesm export" writes the dump again). Generations without
+// nuesm.lft keep their dump, their only record of the LFTs.
+func (p *publisher) dropDumps() error {
+	gens, err := p.generations()
+	if err != nil {
+		return err
+	}
+	cur := p.currentGen()
+	for _, g := range gens {
+		dir := p.genDir(g)
+		if g == cur {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, lft.CompactLFTsFile)); err != nil {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, lft.LFTsFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // prepare makes the output directory ready for a publish: there, with
@@ -255,7 +284,7 @@ func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
 	}
 	defer os.RemoveAll(tmp) // no-op after the rename
 	st.Generation = gen
-	if err := writeGeneration(tmp, st, files); err != nil {
+	if err := p.writeGeneration(tmp, st, files); err != nil {
 		return err
 	}
 	final := filepath.Join(p.dir, name)
@@ -270,14 +299,19 @@ func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
 }
 
 // writeGeneration writes the files and status.json (with the files'
-// checksums) into dir, each synced, then dir itself.
-func writeGeneration(dir string, st *PublishedStatus, files []lft.File) error {
+// checksums) into dir, each synced, then dir itself. A file whose content
+// is at hand and equal to the current generation's copy (the fabric,
+// while it does not change) is linked to that copy instead.
+func (p *publisher) writeGeneration(dir string, st *PublishedStatus, files []lft.File) error {
 	st.Files = map[string]string{}
 	st.SHA256 = map[string]string{}
 	for _, f := range files {
-		sum, err := writeSynced(filepath.Join(dir, f.Name), f.Write)
-		if err != nil {
-			return fmt.Errorf("publish %s: %w", f.Name, err)
+		sum, ok := p.reuse(dir, f)
+		if !ok {
+			var err error
+			if sum, err = writeSynced(filepath.Join(dir, f.Name), f.Write); err != nil {
+				return fmt.Errorf("publish %s: %w", f.Name, err)
+			}
 		}
 		st.Files[f.Name] = f.Name
 		st.SHA256[f.Name] = sum
@@ -287,6 +321,30 @@ func writeGeneration(dir string, st *PublishedStatus, files []lft.File) error {
 		return fmt.Errorf("publish %s: %w", statusFile, err)
 	}
 	return syncDir(dir)
+}
+
+// reuse links the current generation's copy of f into dir when f.Data
+// holds f's content and the copy holds the same bytes (read to be sure: a
+// changed copy would carry its change on), and returns the content's
+// SHA-256; ok is false when f is to be written.
+func (p *publisher) reuse(dir string, f lft.File) (sum string, ok bool) {
+	if f.Data == nil {
+		return "", false
+	}
+	cur := p.currentPath(f.Name)
+	fi, err := os.Lstat(cur)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(f.Data)) {
+		return "", false
+	}
+	h := sha256.Sum256(f.Data)
+	sum = hex.EncodeToString(h[:])
+	if got, err := fileSHA256(cur); err != nil || got != sum {
+		return "", false
+	}
+	if err := os.Link(cur, filepath.Join(dir, f.Name)); err != nil {
+		return "", false // a file system without hard links: write it
+	}
+	return sum, true
 }
 
 // swapCurrent points "current" at the generation directory name.

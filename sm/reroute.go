@@ -101,7 +101,10 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	g := l.Graph
 	jobs, jobStatus := s.currentJobs(g)
-	res, err := s.routeAndVerify(ctx, g, jobs)
+	res := s.repair(ctx, g, hash, jobs)
+	if res == nil {
+		res, err = s.routeAndVerify(ctx, g, jobs)
+	}
 	if err == nil {
 		err = ctx.Err() // past the deadline: publish nothing
 	}
@@ -112,7 +115,8 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
-	result, err := s.publishSet(ctx, &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text}, st)
+	set := &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text, OpenSMLFTs: s.cfg.WritesOpenSMDump()}
+	result, err := s.publishSet(ctx, set, st)
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
@@ -181,7 +185,7 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		old = s.readPublished(set.Graph)
 		return nil
 	})
-	if old != nil && lft.Equal(old, set.Routing) && s.publishedIntact() {
+	if old != nil && lft.Equal(old, set.Routing) && s.publishedIntact() && s.publishedHas(set) {
 		s.updateRoutingMetrics(st)
 		return resultUnchanged, nil
 	}
@@ -237,6 +241,23 @@ func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []rou
 func (s *Server) publishedIntact() bool {
 	p := s.Status().Published
 	return p != nil && s.pub.check(p.Generation) == nil
+}
+
+// publishedHas reports whether the published generation holds every
+// file of set: one published in another form (opensm_dump changed, or a
+// set from before nuesm.lft) is published afresh even when its tables
+// are equal.
+func (s *Server) publishedHas(set *lft.TableSet) bool {
+	p := s.Status().Published
+	if p == nil {
+		return false
+	}
+	for _, f := range set.Files() {
+		if _, ok := p.Files[f.Name]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // readPublished reads the current generation's tables for g, or nil when

@@ -97,14 +97,23 @@ func checkPublished(t *testing.T, out string) *PublishedStatus {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := lft.ReadOpenSMLFTsFile(filepath.Join(cur, "opensm-lfts.dump"), g)
+	r, err := lft.ReadCompactLFTs(openFile(t, filepath.Join(cur, "nuesm.lft")), "nuesm.lft", g, lft.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// OpenSM reads the current generation's dump (opensm_dump "auto"
+	// without the deployer): the same tables.
+	dump, err := lft.ReadOpenSMLFTsFile(filepath.Join(cur, "opensm-lfts.dump"), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lft.Equal(dump, r) {
+		t.Fatal("opensm-lfts.dump and nuesm.lft hold different tables")
 	}
 	if r.SL, r.NumVLs, err = lft.ReadSLFile(filepath.Join(cur, "nuesm.sl"), g); err != nil {
 		t.Fatal(err)
 	}
-	if r.SL2VL, err = lft.ReadOpenSMSL2VLFile(filepath.Join(cur, "opensm-sl2vl.dump"), g); err != nil {
+	if r.SL2VL, err = lft.ReadSL2VLFile(filepath.Join(cur, "nuesm.sl2vl"), g); err != nil {
 		t.Fatal(err)
 	}
 	if rep, err := cdg.Verify(g, r, cdg.Options{MaxVLs: 8}); err != nil {
@@ -116,6 +125,17 @@ func checkPublished(t *testing.T, out string) *PublishedStatus {
 		}
 	}
 	return &st
+}
+
+// openFile opens path for the test's duration.
+func openFile(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 func TestPublishThenUnchanged(t *testing.T) {

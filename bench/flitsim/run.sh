@@ -178,6 +178,15 @@ Sweep wall times in seconds, shift/uniform: $(for f in $FABRICS; do printf '%s %
 \`\`\`
 $(grep '^Benchmark' "$WORK/bench.txt")
 \`\`\`
+
+Side by side with BookSim2 (\`make bench-booksim\` writes this table to
+bench/flitsim/speed.md; cycles per CPU-second from the difference of a long
+and a short flitsim run, so routing and set-up cancel out; the median of
+three; router-cycles/s = cycles/s × switches; peak memory is the process's
+maximum resident set; BookSim2 built from github.com/booksim/booksim2 with
+its default -O3):
+
+$(cat "$HERE/speed.md" 2>/dev/null || echo "(speed.md missing: run make bench-booksim)")
 EOF
 	if [ -f "$HERE/NOTES.md" ]; then
 		echo

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/defaults"
@@ -52,6 +53,7 @@ func load(ctx context.Context, w io.Writer, args []string, ff fabricFlags) (*loa
 		l.r, err = lft.ReadTableSet(ff.lfts, l.g, lft.ReadOptions{})
 		if err == nil {
 			l.r.Engine = "tables " + ff.lfts
+			err = checkTables(w, l, ff)
 		}
 	} else {
 		l.r, err = route(ctx, w, l.g, ff)
@@ -124,6 +126,24 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 		l.g = g
 	}
 	return l, nil
+}
+
+// checkTables verifies tables read with --lfts for simulation: the CA
+// traffic flitsim replays is delivered without loops and the CDG is
+// acyclic per VL (cdg.Verify; switch-originated packets are not
+// simulated, so their delivery is not required). It
+// refuses tables that fail, unless --unsafe, which simulates them after
+// a warning (to watch their deadlocks).
+func checkTables(w io.Writer, l *loaded, ff fabricFlags) error {
+	_, err := cdg.Verify(l.g, l.r, cdg.Options{})
+	switch {
+	case err == nil:
+		return nil
+	case ff.unsafe:
+		fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", ff.lfts, err)
+		return nil
+	}
+	return fmt.Errorf("%s: tables fail verification (give --unsafe to simulate them anyway): %w", ff.lfts, err)
 }
 
 // route runs the engine chain. With --unsafe the first engine that

@@ -145,3 +145,56 @@ func TestRunErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTablesCyclic: --lfts tables with a cyclic CDG are refused, and
+// simulated after a warning with --unsafe (where they deadlock).
+func TestRunTablesCyclic(t *testing.T) {
+	dir := t.TempDir()
+	tp, err := topo.Ring(5, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := filepath.Join(dir, "ring.topo")
+	if err := ibnetdiscover.WriteFile(fab, tp.Fabric); err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := routing.Lookup("minhop")
+	r, err := e.Route(context.Background(), g, routing.Options{MaxVLs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lft.WriteOpenSMLFTsFile(filepath.Join(dir, "opensm-lfts.dump"), g, r); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", fab, "--lfts", dir, "--traffic", "uniform", "--load", "1", "--queueing", "fifo",
+		"--packet-flits", "4", "--buffer-flits", "4", "--cycles", "20000", "--deadlock-window", "500"}
+	if _, _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "fail verification") || !strings.Contains(err.Error(), "--unsafe") {
+		t.Errorf("cyclic tables: %v", err)
+	}
+	_, stderr, err := run(t, append(args, "--unsafe")...)
+	if !errors.Is(err, flitsim.ErrDeadlock) || !strings.Contains(stderr, "warning: "+dir) {
+		t.Errorf("--unsafe: %v, stderr %q", err, stderr)
+	}
+}
+
+// TestRunLinkLoads: --link-loads writes every link's window load as CSV,
+// which flitsim.ReadLinkLoads reads back for nuesm dot.
+func TestRunLinkLoads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "loads.csv")
+	if _, _, err := run(t, "run", "--gen", "torus", "--gen-param", "dims=4x4", "--engine", "dor", "--traffic", "transpose",
+		"--load", "0.5", "--cycles", "2000", "--link-loads", path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if lines[0] != "link,kind,from,from_port,to,to_port,flits,utilisation" || len(lines) != 1+64+2*16 || !strings.Contains(string(b), `,channel,"torus (0,0)",`) {
+		t.Errorf("link loads:\n%.400s", b)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,7 +22,10 @@ type runFlags struct {
 	switching, queueing, allocator string
 	iterations                     int
 	packetFlits, flitBytes, buffer int
-	linkLatency, pipeline          int
+	pipeline, routeStall, vcsPerVL int
+	linkLatency, globalLatency     string
+	injectLatency                  string
+	linkGbps                       float64
 	bandwidth                      float64
 	simVLs                         int
 	arbHigh, arbLow                string
@@ -45,7 +47,10 @@ type runFlags struct {
 	seed                  uint64
 	warmup, cycles, drain int64
 	maxCycles, window     int64
+	sourceQueue           int
+	stopUnstable          bool
 	jsonOut               string
+	linkLoads             string
 	busiest               int
 	noBound               bool
 
@@ -61,8 +66,16 @@ func newRunCmd() *cobra.Command {
 tables with --lfts, simulate the workload and print throughput (offered and
 accepted, per node and as a fraction of the link bandwidth), latency (mean,
 p50, p99; per class), VL buffer occupancy and the busiest links, next to the
-analytic saturation bound of the routing for the pattern. A deadlock stops
-the run; the cycle of blocked buffers is printed and the exit status is 1.
+analytic saturation bound of the routing for the pattern. Every figure is
+over the measurement window; the verdict says whether the network accepted
+the offered load (stable) or not (unstable: a source queue overflowed or
+the window accepted less than 95 % of its offer). A deadlock stops the run;
+the cycle of blocked buffers is printed and the exit status is 1.
+
+Tables read with --lfts are verified as engine output is (delivery, no
+loops, acyclic channel dependencies per VL) and refused when they fail;
+--unsafe simulates them anyway, after a warning. Uniform traffic never
+sends a node's messages to itself.
 
 --policy routes per hop instead of by the LFT: min (least occupied minimal
 port), lar/lar-toward (seed 000 Algorithm 1), val, ugal, conditional (seed
@@ -98,12 +111,12 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&rf.ff.engines, "engine", "nue", "routing engine or fallback chain, e.g. nue,updn")
 	fl.IntVar(&rf.ff.vls, "vls", routing.DefaultMaxVLs, "VL limit for the engine")
 	fl.StringVar(&rf.ff.root, "root", "", "root switch for updn/ftree")
-	fl.StringVar(&rf.ff.lfts, "lfts", "", "read tables instead of routing: a directory written by nuesm route, or an LFT dump")
+	fl.StringVar(&rf.ff.lfts, "lfts", "", "read tables instead of routing: a directory written by nuesm route, or an LFT dump (verified like engine output: refused when cyclic unless --unsafe)")
 	fl.IntVar(&rf.ff.fail.Links, "fail-links", 0, "remove this many switch-to-switch cables before routing")
 	fl.Float64Var(&rf.ff.fail.LinkFraction, "fail-link-fraction", 0, "remove this fraction (0..1) of switch-to-switch cables before routing")
 	fl.Uint64Var(&rf.ff.fail.Seed, "fail-seed", 1, "seed of the failure injection")
 	fl.BoolVar(&rf.ff.fail.SkipCritical, "skip-critical", false, "skip failures that would disconnect hosts (fail-in-place)")
-	fl.BoolVar(&rf.ff.unsafe, "unsafe", false, "simulate the first engine's tables even if the verifier rejects them (to watch deadlocks)")
+	fl.BoolVar(&rf.ff.unsafe, "unsafe", false, "simulate the first engine's tables (or the --lfts tables) even if the verifier rejects them (to watch deadlocks)")
 
 	fl.StringVar(&rf.switching, "switching", "vct", "vct (virtual cut-through) or wormhole")
 	fl.StringVar(&rf.queueing, "queueing", "voq", "input buffer organisation: voq or fifo")
@@ -112,10 +125,15 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&rf.packetFlits, "packet-flits", 8, "packet size (MTU) in flits")
 	fl.IntVar(&rf.flitBytes, "flit-bytes", 256, "flit size in bytes (for reporting and VL arbitration weights)")
 	fl.IntVar(&rf.buffer, "buffer-flits", 0, "input buffer depth per VL in flits (0 = 4 packets)")
-	fl.IntVar(&rf.linkLatency, "link-latency", 1, "link latency in cycles")
-	fl.IntVar(&rf.pipeline, "pipeline-delay", 0, "switch pipeline delay in cycles")
+	fl.StringVar(&rf.linkLatency, "link-latency", "1", "link latency: cycles, or nanoseconds as 40ns (needs --link-gbps)")
+	fl.StringVar(&rf.globalLatency, "global-latency", "", "latency of channels between switch groups (Dragonfly global cables): cycles or ns; default --link-latency")
+	fl.StringVar(&rf.injectLatency, "inject-latency", "", "latency of the links between nodes and switches: cycles or ns; default --link-latency")
+	fl.Float64Var(&rf.linkGbps, "link-gbps", 0, "link rate in Gb/s: converts ns to cycles (a cycle carries one flit) and reports latencies in ns")
+	fl.IntVar(&rf.pipeline, "pipeline-delay", 0, "switch pipeline delay in cycles (latency only)")
+	fl.IntVar(&rf.routeStall, "route-stall", 0, "cycles a packet spends in route computation and VC allocation, blocking its input VC (BookSim2's routing_delay + vc_alloc_delay)")
 	fl.Float64Var(&rf.bandwidth, "bandwidth", 1, "link bandwidth in flits per cycle, (0, 1]")
 	fl.IntVar(&rf.simVLs, "sim-vls", 0, "VLs to simulate (0 = what the routing uses)")
+	fl.IntVar(&rf.vcsPerVL, "vcs-per-vl", 1, "interchangeable VCs per VL, each with its own buffer (a VC pool per routing class, as BookSim2's num_vcs)")
 	fl.StringVar(&rf.arbHigh, "vlarb-high", "", "high-priority VL arbitration table, VL:weight list, e.g. 0:255")
 	fl.StringVar(&rf.arbLow, "vlarb-low", "", "low-priority VL arbitration table, e.g. 1:64,2:64")
 	fl.IntVar(&rf.arbLimit, "vlarb-limit", 255, "limit of high priority in 4 KiB units (255 = none)")
@@ -144,13 +162,50 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.Int64Var(&rf.drain, "drain", 0, "cycles to drain measured packets (0 = --cycles)")
 	fl.Int64Var(&rf.maxCycles, "max-cycles", 10_000_000, "bound of finite runs")
 	fl.Int64Var(&rf.window, "deadlock-window", 2000, "cycles without progress before a buffer counts as blocked (negative: no detection)")
+	fl.IntVar(&rf.sourceQueue, "source-queue", flitsim.DefaultSourceQueue, "packets a source may queue; beyond, messages are refused and the run is unstable (negative: no bound)")
+	fl.BoolVar(&rf.stopUnstable, "stop-unstable", false, "end a run at its first refused message after the warm-up (verdict unstable)")
 	fl.StringVar(&rf.jsonOut, "json", "", "also write the result (and bound) as JSON to FILE (\"-\" for stdout)")
 	fl.IntVar(&rf.busiest, "busiest", 5, "links to list in the table")
+	fl.StringVar(&rf.linkLoads, "link-loads", "", "also write every link's load in the window as CSV to FILE (nuesm dot --loads draws it)")
 	fl.BoolVar(&rf.noBound, "no-bound", false, "skip the analytic bound (O(N²) for N nodes)")
 	rf.pf.register(fl)
 }
 
-func (rf *runFlags) config() (flitsim.Config, error) {
+// latencies sets the link latency classes of cfg (l's groups for the
+// global class).
+func (rf *runFlags) latencies(cfg *flitsim.Config, l *loaded) error {
+	if rf.linkGbps < 0 {
+		return fmt.Errorf("--link-gbps %g, expected > 0", rf.linkGbps)
+	}
+	ns := 0.0
+	if rf.linkGbps > 0 {
+		ns = flitsim.NsPerCycle(max(rf.flitBytes, 1), rf.linkGbps)
+	}
+	cfg.NsPerCycle = ns
+	var err error
+	if cfg.LinkLatency, err = flitsim.ParseCycles(rf.linkLatency, ns); err != nil {
+		return fmt.Errorf("--link-latency: %w", err)
+	}
+	if rf.injectLatency != "" {
+		if cfg.InjectLatency, err = flitsim.ParseCycles(rf.injectLatency, ns); err != nil {
+			return fmt.Errorf("--inject-latency: %w", err)
+		}
+	}
+	if rf.globalLatency == "" {
+		return nil
+	}
+	global, err := flitsim.ParseCycles(rf.globalLatency, ns)
+	if err != nil {
+		return fmt.Errorf("--global-latency: %w", err)
+	}
+	if l.groups == nil {
+		return fmt.Errorf("--global-latency needs switch groups: generate the fabric with --gen (dragonfly, rsi…)")
+	}
+	cfg.ChannelLatency, err = flitsim.GroupLatencies(l.g, l.groups, cfg.LinkLatency, global)
+	return err
+}
+
+func (rf *runFlags) config(l *loaded) (flitsim.Config, error) {
 	var cfg flitsim.Config
 	var err error
 	if cfg.Switching, err = flitsim.ParseSwitching(rf.switching); err != nil {
@@ -163,7 +218,11 @@ func (rf *runFlags) config() (flitsim.Config, error) {
 		return cfg, err
 	}
 	cfg.Iterations, cfg.PacketFlits, cfg.FlitBytes, cfg.BufferFlits = rf.iterations, rf.packetFlits, rf.flitBytes, rf.buffer
-	cfg.LinkLatency, cfg.PipelineDelay, cfg.LinkBandwidth, cfg.VLs = rf.linkLatency, rf.pipeline, rf.bandwidth, rf.simVLs
+	cfg.PipelineDelay, cfg.RouteStall, cfg.LinkBandwidth, cfg.VLs = rf.pipeline, rf.routeStall, rf.bandwidth, rf.simVLs
+	cfg.VCsPerVL = rf.vcsPerVL
+	if err := rf.latencies(&cfg, l); err != nil {
+		return cfg, err
+	}
 	if rf.arbHigh != "" || rf.arbLow != "" {
 		a := &flitsim.VLArbitration{HighLimit: rf.arbLimit}
 		if a.High, err = flitsim.ParseVLWeights(rf.arbHigh); err != nil {
@@ -195,24 +254,23 @@ func (rf *runFlags) workload(l *loaded, n *flitsim.Network) (flitsim.Traffic, er
 		}
 		tr.Groups = l.groups
 	case flitsim.IO:
-		if rf.ioEvery < 2 {
-			return tr, fmt.Errorf("--io-every %d, expected >= 2", rf.ioEvery)
-		}
-		tr.IONode = make([]int32, n.NumNodes())
-		for i := range tr.IONode {
-			tr.IONode[i] = int32(i - i%rf.ioEvery)
-			if i%rf.ioEvery == 0 {
-				tr.IONode[i] = -1
-			}
-		}
 		if rf.roles != "" {
-			if tr.IONode, err = rolesIONodes(rf.roles, n); err != nil {
-				return tr, err
-			}
+			tr.IONode, err = rolesIONodes(rf.roles, n)
+		} else {
+			tr.IONode, err = n.IONodesEvery(rf.ioEvery)
+		}
+		if err != nil {
+			return tr, err
 		}
 		tr.Classes = []flitsim.Class{{}, {MessagePackets: rf.ioPackets, VLOffset: rf.ioVLOffset}}
 	}
 	return tr, nil
+}
+
+// options are the run options of the flags (the seed is the caller's).
+func (rf *runFlags) options() flitsim.RunOptions {
+	return flitsim.RunOptions{Warmup: rf.warmup, Measure: rf.cycles, Drain: rf.drain, MaxCycles: rf.maxCycles,
+		DeadlockWindow: rf.window, SourceQueue: rf.sourceQueue, StopUnstable: rf.stopUnstable}
 }
 
 // output is the JSON document.
@@ -234,7 +292,7 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := rf.config()
+	cfg, err := rf.config(l)
 	if err != nil {
 		return err
 	}
@@ -249,7 +307,7 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	if len(specs) != 1 {
 		return fmt.Errorf("--policy: run takes one policy, got %d (sweep compares several)", len(specs))
 	}
-	if n, err = rf.pf.apply(n, l, specs[0]); err != nil {
+	if n, err = specs[0].Apply(n, rf.pf.env(l)); err != nil {
 		return err
 	}
 	tr, err := rf.workload(l, n)
@@ -257,12 +315,13 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 		return err
 	}
 	var b *flitsim.Bound
-	if !rf.noBound && rf.pf.plain(specs[0]) { // the bound walks the LFT paths
+	if !rf.noBound && specs[0].Plain() { // the bound walks the LFT paths
 		if b, err = n.Bound(tr, rf.seed); err != nil {
 			return err
 		}
 	}
-	opt := flitsim.RunOptions{Seed: rf.seed, Warmup: rf.warmup, Measure: rf.cycles, Drain: rf.drain, MaxCycles: rf.maxCycles, DeadlockWindow: rf.window}
+	opt := rf.options()
+	opt.Seed = rf.seed
 	res, runErr := n.Run(ctx, tr, opt)
 	var dl *flitsim.DeadlockError
 	if runErr != nil && !errors.As(runErr, &dl) {
@@ -277,13 +336,11 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 			res.Policy, res.Misrouted, res.MeanHops, res.VCOverflow)
 	}
 	if b != nil {
-		fmt.Fprintf(out, "bound            saturation at %.4f of link bandwidth (busiest link %s, %.3f flits/cycle per unit load)\n", b.Saturation, b.LinkName, b.MaxLoad)
-		if b.CompletionCycles > 0 {
-			fmt.Fprintf(out, "bound            completion at least %.0f cycles\n", b.CompletionCycles)
-		}
-		if res.Load > 0 && res.OfferedFraction > b.Saturation {
-			fmt.Fprintf(out, "note             offered load beyond the bound: accepted %.1f%% of the bound (mean), %.1f%% (least served source)\n",
-				100*res.AcceptedFraction/b.Saturation, 100*res.AcceptedMin/n.Config().LinkBandwidth/b.Saturation)
+		b.WriteLines(out, res, n.Config().LinkBandwidth)
+	}
+	if rf.linkLoads != "" {
+		if err := atomicfile.WriteFile(rf.linkLoads, func(w io.Writer) error { return n.WriteLinkLoads(w, res) }, 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", rf.linkLoads, err)
 		}
 	}
 	if rf.jsonOut != "" {
@@ -302,18 +359,10 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	return nil
 }
 
+// writeJSON writes v to path, "-" for stdout.
 func writeJSON(stdout io.Writer, path string, v any) error {
-	enc := func(w io.Writer) error {
-		e := json.NewEncoder(w)
-		e.SetIndent("", "  ")
-		e.SetEscapeHTML(false)
-		return e.Encode(v)
-	}
 	if path == "-" {
-		return enc(stdout)
+		return flitsim.EncodeJSON(stdout, v)
 	}
-	if err := atomicfile.WriteFile(path, enc, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return flitsim.WriteJSONFile(path, v)
 }

@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/flitsim"
 	"github.com/nuesm/nuesm/internal/progress"
+	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 )
 
@@ -60,7 +56,7 @@ sweep (byte-identical CSV).`,
 	fl := c.Flags()
 	sf.rf.register(fl)
 	fl.Lookup("engine").Usage = "engines to compare, comma-separated; NAME/K sets the VL limit K (e.g. nue/4)"
-	for _, f := range []string{"json", "busiest", "no-bound", "lfts", "load"} {
+	for _, f := range []string{"json", "busiest", "no-bound", "lfts", "load", "link-loads"} {
 		_ = fl.MarkHidden(f) // run's; a sweep has its own outputs and loads
 	}
 	fl.StringVar(&sf.loads, "loads", "0.1:1:0.1", "offered loads: a list 0.2,0.5 or a range FROM:TO:STEP")
@@ -77,119 +73,12 @@ sweep (byte-identical CSV).`,
 	return c
 }
 
-// engineSpec is one engine of a sweep: its label (the spec as given), the
-// registered name and the VL limit.
-type engineSpec struct {
-	label, name string
-	vls         int
-}
-
-func parseEngines(s string, defVLs int) ([]engineSpec, error) {
-	var out []engineSpec
-	seen := map[string]bool{}
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		e := engineSpec{label: f, name: f, vls: defVLs}
-		if name, k, ok := strings.Cut(f, "/"); ok {
-			v, err := strconv.Atoi(k)
-			if err != nil || v < 1 || v > 15 {
-				return nil, fmt.Errorf("engine %q: VL limit %q, expected 1..15", f, k)
-			}
-			e.name, e.vls = name, v
-		}
-		if _, err := routing.Lookup(e.name); err != nil {
-			return nil, err
-		}
-		if seen[f] {
-			return nil, fmt.Errorf("engine %q listed twice", f)
-		}
-		seen[f] = true
-		out = append(out, e)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no engine given")
-	}
-	return out, nil
-}
-
-func finite(xs ...float64) bool {
-	for _, x := range xs {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// parseList parses "a,b,c" or a range "from:to[:step]" (step default 1).
-func parseList(s string) ([]float64, error) {
-	if from, rest, ok := strings.Cut(s, ":"); ok {
-		to, st, _ := strings.Cut(rest, ":")
-		if st == "" {
-			st = "1"
-		}
-		a, e1 := strconv.ParseFloat(from, 64)
-		b, e2 := strconv.ParseFloat(to, 64)
-		d, e3 := strconv.ParseFloat(st, 64)
-		if e1 != nil || e2 != nil || e3 != nil || !finite(a, b, d) || d <= 0 || b < a || (b-a)/d > 10000 {
-			return nil, fmt.Errorf("range %q, expected FROM:TO:STEP with FROM <= TO and STEP > 0", s)
-		}
-		n := int((b-a)/d+1e-6) + 1 // counted, not compared: no endless loop on odd floats
-		out := make([]float64, 0, n)
-		for i := range n {
-			x := a + float64(i)*d
-			if math.Abs(x) < 1e9 {
-				// Round to 1e-9 so that 0.1:1:0.1 gives 0.3, not 0.30000000000000004.
-				x = math.Round(x*1e9) / 1e9
-			}
-			out = append(out, x)
-		}
-		return out, nil
-	}
-	var out []float64
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		x, err := strconv.ParseFloat(f, 64)
-		if err != nil || !finite(x) {
-			return nil, fmt.Errorf("list %q: %q is not a finite number", s, f)
-		}
-		out = append(out, x)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("empty list %q", s)
-	}
-	return out, nil
-}
-
-// sweepDoc is sweep.json, and with one row a point file of an array task.
-type sweepDoc struct {
-	Fabric string        `json:"fabric"`
-	Points int           `json:"points"`
-	Rows   []flitsim.Row `json:"rows"`
-}
-
-// plan is what a sweep's flags resolve to.
-type plan struct {
-	nets    []netSpec
-	pattern flitsim.Pattern
-	points  []flitsim.Point
-}
-
-// netSpec is one simulated network of a sweep: an engine's tables and a
-// routing policy; label names its points (ENGINE, or ENGINE@POLICY).
-type netSpec struct {
-	label  string
-	engine engineSpec
-	policy string
-}
-
-func (sf *sweepFlags) plan() (*plan, error) {
-	engines, err := parseEngines(sf.rf.ff.engines, sf.rf.ff.vls)
+// sweepPlan resolves the sweep's flags.
+func (sf *sweepFlags) sweepPlan() (*flitsim.SweepPlan, error) {
+	engines, err := flitsim.ParseEngineSpecs(sf.rf.ff.engines, sf.rf.ff.vls, func(name string) error {
+		_, err := routing.Lookup(name)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -197,46 +86,21 @@ func (sf *sweepFlags) plan() (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	loads := []float64{0}
+	var loads []float64
 	if pattern != flitsim.Shift {
-		if loads, err = parseList(sf.loads); err != nil {
+		if loads, err = flitsim.ParseLoads(sf.loads); err != nil {
 			return nil, fmt.Errorf("--loads: %w", err)
 		}
-		for _, l := range loads {
-			if !(l > 0 && l <= 1) {
-				return nil, fmt.Errorf("--loads: load %g, expected (0, 1]", l)
-			}
-		}
 	}
-	sv, err := parseList(sf.seeds)
+	seeds, err := flitsim.ParseSeeds(sf.seeds)
 	if err != nil {
 		return nil, fmt.Errorf("--seeds: %w", err)
-	}
-	seeds := make([]uint64, len(sv))
-	for i, s := range sv {
-		if s < 0 || s != float64(uint64(s)) {
-			return nil, fmt.Errorf("--seeds: %g is not a seed", s)
-		}
-		seeds[i] = uint64(s)
 	}
 	specs, err := sf.rf.pf.specs()
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{pattern: pattern}
-	var labels []string
-	for _, e := range engines {
-		for _, sp := range specs {
-			ns := netSpec{label: e.label, engine: e, policy: sp}
-			if len(specs) > 1 || sp != "lft" {
-				ns.label += "@" + sp
-			}
-			pl.nets = append(pl.nets, ns)
-			labels = append(labels, ns.label)
-		}
-	}
-	pl.points = flitsim.SweepPoints(labels, loads, seeds)
-	return pl, nil
+	return flitsim.PlanSweep(engines, specs, pattern, loads, seeds), nil
 }
 
 func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
@@ -244,35 +108,35 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	stderr := cmd.ErrOrStderr()
+	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	if sf.rf.ff.lfts != "" {
 		return fmt.Errorf("sweep routes the fabric with every --engine; --lfts is for run")
 	}
 	if sf.plots != "svg" && sf.plots != "png" && sf.plots != "none" {
 		return fmt.Errorf("--plots %q, expected svg, png or none", sf.plots)
 	}
-	pl, err := sf.plan()
+	pl, err := sf.sweepPlan()
 	if err != nil {
 		return err
 	}
 	if sf.slurmArray != "" {
-		return writeSlurmArray(cmd, args, sf, len(pl.points))
+		return writeSlurmArray(cmd, args, sf, len(pl.Points))
 	}
 	if sf.out == "" {
 		return fmt.Errorf("--out DIR is required")
 	}
-	points := pl.points
+	points := pl.Points
 	if sf.point >= 0 {
 		if sf.point >= len(points) {
 			return fmt.Errorf("--point %d, the sweep has points 0..%d", sf.point, len(points)-1)
 		}
 		points = points[sf.point : sf.point+1]
 	}
-	cfg, err := sf.rf.config()
+	l, err := loadFabric(stderr, args, sf.rf.ff)
 	if err != nil {
 		return err
 	}
-	l, err := loadFabric(stderr, args, sf.rf.ff)
+	cfg, err := sf.rf.config(l)
 	if err != nil {
 		return err
 	}
@@ -281,89 +145,28 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 		label = sf.label
 	}
 	if sf.point < 0 {
-		fmt.Fprintf(cmd.OutOrStdout(), "fabric %s (%s): %d switches, %d terminals, %d switch-to-switch channels; %d points\n",
-			label, l.name, l.g.NumSwitches(), len(l.g.Terms), l.g.NumChannels(), len(pl.points))
+		fmt.Fprintf(stdout, "fabric %s (%s): %d switches, %d terminals, %d switch-to-switch channels; %d points\n",
+			label, l.name, l.g.NumSwitches(), len(l.g.Terms), l.g.NumChannels(), len(pl.Points))
 	}
-	// Route, verify and compile each engine the points need.
-	nets := map[string]flitsim.SweepNet{}
-	failed := map[string]string{}
-	var tr flitsim.Traffic
-	type routed struct {
-		n   *flitsim.Network
-		err error
-	}
-	byEngine := map[string]routed{}
-	for _, ns := range pl.nets {
-		e := ns.engine
-		need := false
-		for _, p := range points {
-			need = need || p.Engine == ns.label
-		}
-		if !need {
-			continue
-		}
-		rt, ok := byEngine[e.label]
-		if !ok {
+	setup := flitsim.SweepSetup{Config: cfg, Env: sf.rf.pf.env(l), BoundSeed: sf.rf.seed, Workers: sf.workers, Log: stderr,
+		Options: sf.rf.options(),
+		Route: func(ctx context.Context, e flitsim.EngineSpec) (*lft.Routing, error) {
 			ff := sf.rf.ff
-			ff.engines, ff.vls, ff.seed = e.name, e.vls, sf.rf.seed
-			r, err := route(ctx, stderr, l.g, ff)
-			if err == nil {
-				rt.n, err = flitsim.NewNetwork(l.g, r, cfg)
-			}
-			rt.err = err
-			byEngine[e.label] = rt
-		}
-		n, err := rt.n, rt.err
-		if err == nil {
-			n, err = sf.rf.pf.apply(n, l, ns.policy)
-		}
-		if err == nil {
-			tr, err = sf.rf.workload(l, n)
-			if err != nil {
-				return err // the traffic is wrong for every engine
-			}
-		}
-		var b *flitsim.Bound
-		if err == nil && sf.rf.pf.plain(ns.policy) { // the bound walks the LFT paths
-			b, err = n.Bound(tr, sf.rf.seed)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: not simulated: %v\n", ns.label, err)
-			failed[ns.label] = err.Error()
-			continue
-		}
-		nets[ns.label] = flitsim.SweepNet{Net: n, Bound: b}
-	}
-	opt := flitsim.RunOptions{Warmup: sf.rf.warmup, Measure: sf.rf.cycles, Drain: sf.rf.drain, MaxCycles: sf.rf.maxCycles, DeadlockWindow: sf.rf.window}
-	var run []flitsim.Point
-	for _, p := range points {
-		if _, ok := nets[p.Engine]; ok {
-			run = append(run, p)
-		}
+			ff.engines, ff.vls, ff.seed = e.Name, e.VLs, sf.rf.seed
+			return route(ctx, stderr, l.g, ff)
+		},
+		Traffic: func(n *flitsim.Network) (flitsim.Traffic, error) { return sf.rf.workload(l, n) },
 	}
 	rep := progress.New(stderr, "flitsim sweep", progress.Options{})
-	rep.Phase(fmt.Sprintf("simulating %d points", len(run)))
-	done, err := flitsim.Sweep(ctx, nets, tr, opt, run, sf.workers)
+	rep.Phase(fmt.Sprintf("routing and simulating %d points", len(points)))
+	rows, err := setup.Run(ctx, pl, points)
 	rep.Stop()
 	if err != nil {
 		return err
 	}
-	rows := make([]flitsim.Row, 0, len(points))
-	k := 0
-	for _, p := range points {
-		if why, ok := failed[p.Engine]; ok {
-			rows = append(rows, flitsim.Row{Point: p, Pattern: pl.pattern.String(), Error: why})
-			continue
-		}
-		rows = append(rows, done[k])
-		k++
-	}
-	doc := sweepDoc{Fabric: label, Points: len(pl.points), Rows: rows}
+	doc := flitsim.SweepDoc{Fabric: label, Points: len(pl.Points), Rows: rows}
 	if sf.point >= 0 {
-		if err := os.MkdirAll(sf.out, 0o755); err != nil {
-			return err
-		}
-		return writeJSON(cmd.OutOrStdout(), filepath.Join(sf.out, fmt.Sprintf("point-%05d.json", sf.point)), doc)
+		return flitsim.WritePointFile(sf.out, sf.point, doc)
 	}
-	return writeSweep(cmd.OutOrStdout(), sf.out, doc, sf.plots)
+	return writeSweep(stdout, sf.out, doc, sf.plots)
 }

@@ -20,11 +20,11 @@ type tablePairFlags struct {
 }
 
 const tablesHelp = `OLD and NEW are table sets of the same fabric: a directory written by
-"nuesm route -o" or published by "nuesm serve" (opensm-lfts.dump, and
-nuesm.sl and opensm-sl2vl.dump when present), or an LFT dump file
-(opensm-lfts.dump, ibroute or dump_lfts output; nuesm.sl and
-opensm-sl2vl.dump beside it are read when present). Without SL files every
-path uses SL 0. The fabric is --fabric, else the embedded default with
+"nuesm route -o" or published by "nuesm serve" (nuesm.lft or, in older
+sets, opensm-lfts.dump; nuesm.sl and nuesm.sl2vl or opensm-sl2vl.dump when
+present), or an LFT file (nuesm.lft, opensm-lfts.dump, ibroute or
+dump_lfts output; the SL files beside it are read when present). Without
+SL files every path uses SL 0. The fabric is --fabric, else the embedded default with
 --default, else NEW's fabric.topo (route and serve write it beside the
 tables). Both sets are read against that fabric, the fabric as it is now:
 OLD entries over failed links are dead, and tables of switches it no longer

@@ -118,7 +118,7 @@ func TestRouteAndVerify(t *testing.T) {
 			t.Fatalf("route output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, f := range []string{"opensm-lfts.dump", "nuesm.sl", "opensm-sl2vl.dump", "qos-policy.conf", "summary.json"} {
+	for _, f := range []string{"nuesm.lft", "opensm-lfts.dump", "nuesm.sl", "nuesm.sl2vl", "qos-policy.conf", "summary.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestRouteAndVerify(t *testing.T) {
 		len(sum.Attempts) != 1 || sum.Attempts[0].EngineSeconds != sum.EngineSeconds {
 		t.Errorf("summary times: route %g, engine %g, verify %g, attempts %+v", sum.Seconds, sum.EngineSeconds, sum.VerifySeconds, sum.Attempts)
 	}
-	out, _, err = run(t, "verify", "--default", filepath.Join(dir, "opensm-lfts.dump"), "--sl", filepath.Join(dir, "nuesm.sl"), "--sl2vl", filepath.Join(dir, "opensm-sl2vl.dump"))
+	out, _, err = run(t, "verify", "--default", filepath.Join(dir, "opensm-lfts.dump"), "--sl", filepath.Join(dir, "nuesm.sl"), "--sl2vl", filepath.Join(dir, "nuesm.sl2vl"))
 	if err != nil || !strings.Contains(out, "PASS") {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"github.com/nuesm/nuesm/ibnetdiscover"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,11 +24,28 @@ import (
 // checkDeployed reads the switches back and compares them with published
 // generation gen: every LFT entry, a sample of the path SLs OpenSM's SA
 // serves (saquery), and the SL2VL tables of sampled ports (smpquery).
-// pairs bounds the SA queries.
+// pairs bounds the SA queries. The generation keeps its LFTs as
+// nuesm.lft only (opensm_dump "auto" with the deployer); OpenSM's text
+// dump is the stable lfts_file, holding the generation's tables.
 func (b *osmBed) checkDeployed(gen, pairs int) {
 	b.t.Helper()
 	g, want := b.published(gen)
-	got := b.readBack(g)
+	dir := filepath.Join(b.out, fmt.Sprintf("gen-%06d", gen))
+	if _, err := os.Stat(filepath.Join(dir, lft.CompactLFTsFile)); err != nil {
+		b.t.Errorf("generation %d: %v", gen, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, lft.LFTsFile)); err == nil {
+		b.t.Errorf("generation %d holds %s: with the deployer OpenSM reads the stable lfts_file only", gen, lft.LFTsFile)
+	}
+	stable := filepath.Join(b.state, lft.LFTsFile)
+	if f, err := os.ReadFile(stable); err != nil || lft.IsCompactLFTs(f) {
+		b.t.Errorf("the stable lfts_file %s is no OpenSM text dump (%v)", stable, err)
+	} else if staged, err := lft.ReadOpenSMLFTs(bytes.NewReader(f), stable, g); err != nil {
+		b.t.Errorf("the stable lfts_file: %v", err)
+	} else if d := lftDiff(g, staged, want); d != "" {
+		b.t.Errorf("generation %d: the stable lfts_file differs from the published tables: %s", gen, d)
+	}
+	got := b.readKnown(g, want)
 	if got == nil {
 		return
 	}
@@ -173,37 +194,37 @@ func interSwitchPort(t *testing.T, tp *topo.Topology) (string, int) {
 // to the real OpenSM on a simulated 3-level fat tree k=4: the initial
 // tables roll out; a switch-to-switch cable fails (ibsim Unlink) and is
 // repaired (ReLink); discovery notices each change through OpenSM's heavy
-// sweep, the daemon reroutes, and the deployer rolls every generation out
-// step by step. After each write step the test reads every switch back
-// (dump_fts) and requires the step's tables and a state without loops or
-// CDG cycles; after each rollout the published tables, SA path SLs and
-// SL2VL tables.
+// sweep, the daemon reroutes (Nue in full: no minimal repair exists for
+// this cable, and none is needed after the ReLink), and the deployer
+// rolls every new generation out step by step. After each write step the
+// test reads every switch back (dump_fts) and requires the step's tables
+// and a state without loops or CDG cycles with every destination live;
+// after each change the published tables, SA path SLs and SL2VL tables.
 func TestOpenSMRolloutFatTree(t *testing.T) {
 	tp, err := topo.FatTree(4, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newOSMBed(t, tp)
-	b.discover()
-	srv := b.server(b.config("nue", 4))
-	e2eDaemon(t, srv)
-	st := b.waitDeployed(srv, 0, "initial rollout")
+	b, srv, st := deployed(t, tp, "nue", 4, true, nil)
 	b.checkDeployed(st.Published.Generation, 96)
 
 	name, port := interSwitchPort(t, tp)
-	for _, cmd := range []string{fmt.Sprintf("Unlink %q[%d]", name, port), fmt.Sprintf("ReLink %q[%d]", name, port)} {
+	for i, cmd := range []string{fmt.Sprintf("Unlink %q[%d]", name, port), fmt.Sprintf("ReLink %q[%d]", name, port)} {
+		gen, seen := st.Published.Generation, changes(srv)
 		out, err := b.sim.Console(budget(t, 0.05), cmd)
 		if err != nil || strings.Contains(out, "#") {
 			t.Fatalf("ibsim %s: %v %s", cmd, err, out)
 		}
-		gen := st.Published.Generation
-		st = b.waitDeployed(srv, gen, cmd)
+		st = b.waitSettled(srv, seen, cmd)
+		if i == 0 && st.Published.Generation == gen {
+			t.Fatalf("%s: no new generation published", cmd)
+		}
 		g, _ := b.published(st.Published.Generation)
 		t.Logf("%s: generation %d deployed (%d switch-to-switch channels)", cmd, st.Published.Generation, g.NumChannels())
 		b.checkDeployed(st.Published.Generation, 48)
 	}
-	if b.steps() < 3 {
-		t.Errorf("only %d write steps were read back; expected the initial, failure and repair rollouts", b.steps())
+	if b.steps() < 2 {
+		t.Errorf("only %d write steps were read back; expected the initial and the failure rollouts", b.steps())
 	}
 	t.Logf("%d write steps read back and verified:\n%s", b.steps(), strings.Join(b.stepLogs, "\n"))
 }
@@ -240,16 +261,30 @@ func runDaemon(t *testing.T, srv *sm.Server) (stop func()) {
 }
 
 // rolloutEngines runs the daemon with each engine in turn on the same
-// output and OpenSM (a restart of nuesm each time): every generation
-// rolls out from what the previous engine left on the switches, and the
-// SA's path SLs and the SL2VL tables must be the new routing's.
-func rolloutEngines(t *testing.T, b *osmBed, vls int, engines ...string) {
+// OpenSM (a restart of nuesm each time): every generation rolls out from
+// what the previous engine left on the switches (with fresh, from
+// switches emptied first, into an output directory of its own: the
+// initial plan), and the SA's path SLs and the SL2VL tables must be the
+// new routing's. gen is the generation published before (0: none).
+func rolloutEngines(t *testing.T, b *osmBed, vls, gen int, fresh bool, engines ...string) {
 	b.discover()
-	gen := 0
-	for _, e := range engines {
+	for i, e := range engines {
+		if fresh && (i > 0 || gen > 0) {
+			b.empty()
+			// A new output: its generations count from 1, so the
+			// rollout state of the last one goes too.
+			b.out, gen = filepath.Join(t.TempDir(), "out"), 0
+			if err := os.Remove(filepath.Join(b.state, "state.json")); err != nil {
+				t.Fatal(err)
+			}
+		}
 		var extra []sm.Option
 		if e == "sar-nue" {
-			g, _ := b.published(gen)
+			l, err := ibnetdiscover.LoadFile(b.fabric)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := l.Graph
 			var terms []int32
 			for i := 0; i < len(g.Terms); i += max(1, len(g.Terms)/8) {
 				terms = append(terms, int32(i))
@@ -270,24 +305,48 @@ func rolloutEngines(t *testing.T, b *osmBed, vls int, engines ...string) {
 	}
 }
 
-// TestOpenSMRolloutTorus: a 4×4×4 torus with 8 VLs; Nue, DFSSSP (SLs per
-// source switch, served by QoS match rules with source groups) and
-// sar-nue (for a job) in turn, each rolled out step by step from the
-// tables the previous one left.
+// TestOpenSMRolloutTorus: a 4×4×4 torus with 8 VLs. Nue's tables roll
+// out; a switch-to-switch cable fails and the repaired tables roll out
+// step by step, each step read back equal and verified with every
+// destination live; then DFSSSP (SLs per source switch, served by QoS
+// match rules with source groups) and sar-nue (for a job), each on
+// switches emptied first, with the SA's path SLs and the SL2VL tables
+// checked after each.
 func TestOpenSMRolloutTorus(t *testing.T) {
 	tp, err := topo.Torus([]int{4, 4, 4}, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rolloutEngines(t, newOSMBed(t, tp), 8, "nue", "dfsssp", "sar-nue")
+	b := newOSMBed(t, tp)
+	b.discover()
+	srv := b.server(b.config("nue", 8))
+	stop := runDaemon(t, srv)
+	st := b.waitDeployed(srv, 0, "initial rollout")
+	before := b.steps()
+	name, port := interSwitchPort(t, tp)
+	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
+		t.Fatalf("Unlink: %v %s", err, out)
+	}
+	st = b.waitDeployed(srv, st.Published.Generation, "after the cable failure")
+	d := deployStatus(st)
+	t.Logf("cable failure: generation %d (%s) deployed: %+v", st.Published.Generation, st.Published.Engine, d.LastPlan)
+	if b.steps()-before < 1 {
+		t.Errorf("the failure's rollout wrote no step the test read back")
+	}
+	b.checkDeployed(st.Published.Generation, 32)
+	stop()
+	rolloutEngines(t, b, 8, st.Published.Generation, true, "dfsssp", "sar-nue")
 }
 
 // TestOpenSMRolloutLASH: LASH on a 6×6 torus needs 3 VLs with SLs per
-// source switch; OpenSM's SA must serve them.
+// source switch; OpenSM's SA must serve them. Nue's tables are rolled
+// out first, and LASH's replace them live: destinations no live round
+// moves are blacked out, and every state read back is checked with every
+// destination live.
 func TestOpenSMRolloutLASH(t *testing.T) {
 	tp, err := topo.Torus([]int{6, 6}, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rolloutEngines(t, newOSMBed(t, tp), 8, "lash")
+	rolloutEngines(t, newOSMBed(t, tp), 8, 0, false, "nue", "lash")
 }

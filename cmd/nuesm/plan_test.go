@@ -51,7 +51,7 @@ func TestPlanCLI(t *testing.T) {
 	if err := os.MkdirAll(nb, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"opensm-lfts.dump", "nuesm.sl", "opensm-sl2vl.dump"} {
+	for _, f := range []string{"nuesm.lft", "nuesm.sl", "nuesm.sl2vl"} {
 		copyFile(t, filepath.Join(b, f), filepath.Join(nb, f))
 	}
 	copyFile(t, fab, filepath.Join(nb, "fabric.topo"))

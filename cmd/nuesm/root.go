@@ -19,7 +19,7 @@ Examples:
   nuesm gen torus --dims 4x4x4 -o t.topo   # generate a 3D torus
   nuesm gen --help                         # list generators
   nuesm route fabric.topo --engine nue -o out/   # route, verify, write tables
-  nuesm verify fabric.topo out/opensm-lfts.dump --sl out/nuesm.sl
+  nuesm verify out/                        # prove the tables of a set safe
 
 ` + exitHelp,
 		SilenceUsage:  true,
@@ -29,7 +29,7 @@ Examples:
 		},
 	}
 	buildinfo.AddVersion(root)
-	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd())
+	root.AddCommand(newGenCmd(), newInfoCmd(), newRouteCmd(), newVerifyCmd(), newServeCmd(), newDotCmd())
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
 	}

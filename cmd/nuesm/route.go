@@ -16,6 +16,8 @@ import (
 	"github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/sar"
+
+	_ "github.com/nuesm/nuesm/studies/novacube" // registers the "pora" engine
 )
 
 type routeFlags struct {
@@ -28,6 +30,7 @@ type routeFlags struct {
 	useDefault bool
 	stats      bool
 	quiet      bool
+	compact    bool
 	jobs       string
 	slurm      bool
 	hostMap    string
@@ -43,11 +46,12 @@ first routing the verifier accepts (every connected pair of CA and router
 ports delivered, every switch's own packets delivered unless the engine
 promises CA traffic only (ftree), no loops, VLs within the limit, acyclic
 channel dependency graph per VL; the daemon publishes by the same rule) is
-written to DIR: opensm-lfts.dump (for opensm -R file -U),
-nuesm.sl (SL of every path), opensm-sl2vl.dump, qos-policy.conf (when SLs
-depend on the destination only), fabric.topo (the dump routed, so that
-"nuesm diff", "plan" and "verify" find it) and summary.json. "nuesm serve"
+written to DIR with summary.json (the routing's figures). "nuesm serve"
 publishes the same table files for the same fabric and engine.
+--compact leaves out opensm-lfts.dump, OpenSM's form of the LFTs (nearly
+all of the bytes on a large fabric; "nuesm export DIR" writes it later).
+
+` + tableFilesHelp + `
 
 ` + engineHelp + `
 --stats prints Nue's per-layer statistics.
@@ -82,6 +86,7 @@ partition.`,
 	fl.StringVarP(&rf.out, "output", "o", "", "output directory (created if needed)")
 	fl.BoolVar(&rf.useDefault, "default", false, "route the embedded default fabric")
 	fl.BoolVar(&rf.stats, "stats", false, "print per-layer statistics (nue)")
+	fl.BoolVar(&rf.compact, "compact", false, "write no opensm-lfts.dump: the LFTs only as nuesm.lft")
 	fl.BoolVarP(&rf.quiet, "quiet", "q", false, "no progress output")
 	fl.StringVar(&rf.jobs, "jobs", "", "running jobs for SAR: a file of \"jobid hostlist\" lines")
 	fl.BoolVar(&rf.slurm, "slurm", false, "running jobs for SAR: ask squeue")
@@ -182,7 +187,7 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 		return err
 	}
 	sum.MaxVLs, sum.Seconds, sum.NueLayers, sum.Params = rf.vls, elapsed.Seconds(), layers, params
-	set := &lft.TableSet{Graph: l.Graph, Routing: res.Routing, Fabric: l.Text, Summary: sum}
+	set := &lft.TableSet{Graph: l.Graph, Routing: res.Routing, Fabric: l.Text, Summary: sum, OpenSMLFTs: !rf.compact}
 	sum.Files = set.Keys()
 	for _, n := range set.OpenSMNotes() {
 		fmt.Fprintf(stderr, "note: OpenSM: %s\n", n)

@@ -39,7 +39,7 @@ var serveKeys = map[string]string{
 	"listen": "listen", "token-file": "token_file", "fabric-poll": "fabric_poll", "slurm": "slurm.enabled",
 	"slurm-source": "slurm.source", "slurm-rest-url": "slurm.rest_url", "slurm-poll": "slurm.poll",
 	"slurm-timeout": "slurm.timeout", "host-map": "slurm.host_map", "reroute-timeout": "reroute_timeout",
-	"max-dump-bytes": "max_dump_bytes",
+	"max-dump-bytes": "max_dump_bytes", "opensm-dump": "opensm_dump",
 }
 
 // tokenEnv names the environment variable that may hold the token.
@@ -53,8 +53,8 @@ func newServeCmd() *cobra.Command {
 		Long: `Run the nuesm daemon. It routes the fabric dump with the engine chain,
 verifies the tables (by the rule of "nuesm route"), computes the update plan
 against what is published, and publishes a complete set atomically under
-DIR/current/ (opensm-lfts.dump for opensm -R file -U
-DIR/current/opensm-lfts.dump, nuesm.sl, opensm-sl2vl.dump, qos-policy.conf,
+DIR/current/ (nuesm.lft, opensm-lfts.dump for opensm -R file -U
+DIR/current/opensm-lfts.dump, nuesm.sl, nuesm.sl2vl, qos-policy.conf,
 fabric.topo, plan.json, status.json); its table files are byte for byte
 those "nuesm route" writes for the same fabric and engine chain. It
 reroutes when the dump changes, on SIGHUP, on POST /reroute (loopback or
@@ -73,9 +73,16 @@ every setting, routing nothing.
 
 Output directory: DIR/gen-NNNNNN holds each published generation,
 DIR/current is the symlink to the newest; the generation before it stays
-(nuesm diff DIR/gen-<previous> DIR/current shows the last change); the
+(nuesm diff DIR/previous DIR/current shows the last change); the
 configuration's keep (3) generations stay in all, fewer when the disk is
-short.
+short. opensm-lfts.dump, nearly all of a generation's bytes on a large
+fabric, is in the current generation only, and only with --opensm-dump on,
+or auto (the default) without the [opensm] deployer, which stages OpenSM's
+copy at its own path; "nuesm export DIR/gen-NNNNNN" writes it for any
+generation. A fabric that did not change is linked from the previous
+generation, not written again.
+
+` + tableFilesHelp + `
 
 ` + engineHelp,
 		Example: `  nuesm serve --default -o out/serve
@@ -108,6 +115,7 @@ short.
 	fl.StringVar(&cfg.SLURM.RestURL, "slurm-rest-url", "", "slurmrestd address: http://host:port or unix:///path")
 	fl.DurationVar(&cfg.SLURM.Poll.Duration, "slurm-poll", 30*time.Second, "SLURM polling interval (hooks can POST /reroute in between)")
 	fl.StringVar(&cfg.SLURM.HostMap, "host-map", "", "file overriding the host -> CA mapping")
+	fl.StringVar(&cfg.OpenSMDump, "opensm-dump", "auto", "opensm-lfts.dump in the current generation: on, off, or auto (on without the [opensm] deployer)")
 	fl.BoolVar(&sf.dryRun, "dry-run", false, "load the dump, build the engine chain and check every setting, then exit (routes nothing)")
 	return c
 }

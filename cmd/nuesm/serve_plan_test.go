@@ -108,11 +108,21 @@ func TestServePublishesPlan(t *testing.T) {
 	if st.Published.Plan == nil || !st.Published.Plan.Verified {
 		t.Fatalf("status plan summary: %+v", st.Published.Plan)
 	}
+	// The initial plan writes every entry of nuesm.lft: counted, not
+	// listed again.
+	for _, s := range p1.Steps {
+		if len(s.LFT) != 0 {
+			t.Fatalf("initial plan lists %d switches' LFT writes, want none (they are nuesm.lft's)", len(s.LFT))
+		}
+	}
+	if !strings.Contains(p1.Note, "nuesm.lft") {
+		t.Errorf("initial plan note %q does not say where its writes are", p1.Note)
+	}
 	prev := filepath.Join(dir, "prev")
 	if err := os.MkdirAll(prev, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"opensm-lfts.dump", "nuesm.sl", "opensm-sl2vl.dump"} {
+	for _, f := range []string{"nuesm.lft", "nuesm.sl", "nuesm.sl2vl"} {
 		copyFile(t, filepath.Join(cur, f), filepath.Join(prev, f))
 	}
 

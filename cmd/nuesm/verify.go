@@ -30,15 +30,15 @@ func newVerifyCmd() *cobra.Command {
 delivered, no forwarding loop, no dead end, VLs within the limit, and the
 channel dependency graph over (channel, VL) is acyclic. TABLES is a table
 set written by "nuesm route -o" or published by "nuesm serve" (a directory),
-or an LFT dump: OpenSM's opensm-lfts.dump (ours or OpenSM's own), or
-ibroute / dump_lfts output. nuesm.sl and opensm-sl2vl.dump beside the dump
-are read when present, --sl and --sl2vl name others; without SLs every path
-uses SL 0 (one VL). OpenSM's LIDs are mapped to the fabric's by port GUID.
+or an LFT file: nuesm.lft, OpenSM's opensm-lfts.dump (ours or OpenSM's
+own), or ibroute / dump_lfts output. nuesm.sl and nuesm.sl2vl (or
+opensm-sl2vl.dump) beside it are read when present, --sl and --sl2vl name
+others; without SLs every path uses SL 0 (one VL). OpenSM's LIDs are mapped to the fabric's by port GUID.
 Without FABRIC the fabric is the set's fabric.topo (or --default). The
 first cycle is printed with switch names and ports. Exit status 1 when the
 tables are not safe.`,
 		Example: `  nuesm verify out/
-  nuesm verify fabric.topo out/opensm-lfts.dump --sl out/nuesm.sl --sl2vl out/opensm-sl2vl.dump
+  nuesm verify fabric.topo out/nuesm.lft --sl out/nuesm.sl --sl2vl out/nuesm.sl2vl
   nuesm verify fabric.topo /var/log/opensm-lfts.dump
   nuesm verify --default out/opensm-lfts.dump --sl out/nuesm.sl`,
 		Args: cobra.RangeArgs(1, 2),
@@ -46,7 +46,7 @@ tables are not safe.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&vf.sl, "sl", "", "SL file (nuesm.sl) giving the SL of every path")
-	fl.StringVar(&vf.sl2vl, "sl2vl", "", "opensm-sl2vl.dump giving the SL-to-VL tables")
+	fl.StringVar(&vf.sl2vl, "sl2vl", "", "SL-to-VL tables: nuesm.sl2vl or opensm-sl2vl.dump")
 	fl.IntVar(&vf.vls, "vls", lft.MaxVLs, "VL limit to check (1..15)")
 	fl.BoolVar(&vf.useDefault, "default", false, "verify against the embedded default fabric")
 	fl.BoolVar(&vf.switchSources, "switch-sources", false, "also walk paths from every switch, dependencies included")
@@ -82,7 +82,7 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 		}
 	}
 	if vf.sl2vl != "" {
-		if r.SL2VL, err = lft.ReadOpenSMSL2VLFile(vf.sl2vl, g); err != nil {
+		if r.SL2VL, err = lft.ReadSL2VLFile(vf.sl2vl, g); err != nil {
 			return inputError(err)
 		}
 	}

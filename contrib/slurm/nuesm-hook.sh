@@ -18,6 +18,7 @@
 #                and nuesm's [opensm] deployer); 0 (default) = do not wait.
 #                The wait is bounded and never fails the job: on timeout it
 #                logs and the job starts on the tables the switches hold.
+#   NUESM_HOOK_LOG  a file the hook appends its messages to (besides syslog)
 #
 # The hook never fails the job: nuesm unreachable is logged and ignored
 # (nuesm's own polling catches up). Exit status is always 0.
@@ -31,7 +32,10 @@ case "$(basename "$0")" in
   *)        reason=hook ;;
 esac
 url="http://$addr/reroute?reason=$reason"
-log() { command -v logger >/dev/null && logger -t nuesm-hook "$*" || echo "nuesm-hook: $*" >&2; }
+log() {
+  [ -n "${NUESM_HOOK_LOG:-}" ] && echo "$(date '+%Y-%m-%dT%H:%M:%S.%N') nuesm-hook: $*" >>"$NUESM_HOOK_LOG"
+  command -v logger >/dev/null && logger -t nuesm-hook "$*" || echo "nuesm-hook: $*" >&2
+}
 
 if command -v curl >/dev/null; then
   # The daemon takes POST /reroute with this content type only (no
@@ -41,15 +45,16 @@ if command -v curl >/dev/null; then
   if ! curl -fsS -o /dev/null --max-time "$timeout" -X POST "${hdr[@]}" "$url"; then
     log "could not reach nuesm at $addr (job ${SLURM_JOB_ID:-?}, $reason)"
   elif [ "$reason" = prolog ] && [ "${NUESM_PROLOG_WAIT:-0}" -gt 0 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
-    start=$(date +%s)
+    ms() { echo $(( $(date +%s%N) / 1000000 )); } # GNU date: nanoseconds
+    start=$(ms)
     until curl -fsS -o /dev/null --max-time "$timeout" "${hdr[@]}" "http://$addr/deployed?job=$SLURM_JOB_ID" 2>/dev/null; do
-      if [ $(( $(date +%s) - start )) -ge "$NUESM_PROLOG_WAIT" ]; then
+      if [ $(( $(ms) - start )) -ge $(( NUESM_PROLOG_WAIT * 1000 )) ]; then
         log "job $SLURM_JOB_ID: its tables were not on the switches after ${NUESM_PROLOG_WAIT}s; starting it anyway"
         exit 0
       fi
       sleep 0.2
     done
-    log "job $SLURM_JOB_ID: tables on the switches after $(( $(date +%s) - start ))s"
+    log "job $SLURM_JOB_ID: tables on the switches after $(( $(ms) - start )) ms"
   fi
 else
   # No curl: speak HTTP/1.0 over bash's /dev/tcp.

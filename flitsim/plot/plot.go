@@ -9,31 +9,19 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/nuesm/nuesm/flitsim"
 )
 
-// engines returns the engines of rows in first-appearance order.
-func engines(rows []flitsim.Row) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range rows {
-		if !seen[r.Engine] {
-			seen[r.Engine] = true
-			out = append(out, r.Engine)
-		}
-	}
-	return out
-}
+func engines(rows []flitsim.Row) []string { return flitsim.RowEngines(rows) }
 
 // meanBy averages v(r) over the seeds of each (engine, load); loads come
 // in first-appearance order. Deadlocked rows are left out.
@@ -61,7 +49,7 @@ func meanBy(rows []flitsim.Row, engine string, v func(flitsim.Row) float64) (loa
 
 // LatencyLoad plots the mean packet latency against the accepted
 // throughput, one curve per engine (points averaged over seeds).
-func LatencyLoad(rows []flitsim.Row, title string) (*plot.Plot, error) {
+func LatencyLoad(rows []flitsim.Row, title string) (*Figure, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "accepted throughput (fraction of link bandwidth)"
@@ -86,16 +74,19 @@ func LatencyLoad(rows []flitsim.Row, title string) (*plot.Plot, error) {
 	if err := plotutil.AddLinePoints(p, args...); err != nil {
 		return nil, err
 	}
-	p.Legend.Top, p.Legend.Left = true, true
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	return p, nil
+	var names []string
+	for i := 0; i < len(args); i += 2 {
+		names = append(names, args[i].(string))
+	}
+	return legendSide(p, names), nil
 }
 
 // Throughput draws, per engine, the best accepted throughput of the sweep
 // (averaged over seeds; for the shift exchange its throughput) next to
 // the analytic bound. Engines whose every point deadlocked show no bar.
-func Throughput(rows []flitsim.Row, title string) (*plot.Plot, error) {
+func Throughput(rows []flitsim.Row, title string) (*Figure, error) {
 	es := engines(rows)
 	if len(es) == 0 {
 		return nil, fmt.Errorf("plot: no rows")
@@ -130,59 +121,10 @@ func Throughput(rows []flitsim.Row, title string) (*plot.Plot, error) {
 	p.Add(bs, bb)
 	p.Legend.Add("simulated", bs)
 	p.Legend.Add("analytic bound", bb)
-	p.Legend.Top = true
 	p.NominalX(es...)
-	p.Y.Min, p.Y.Max = 0, 1.15
-	return p, nil
-}
-
-// grid is a switch × switch matrix of channel utilisation.
-type grid struct {
-	n int
-	v []float64
-}
-
-func (g grid) Dims() (c, r int)   { return g.n, g.n }
-func (g grid) Z(c, r int) float64 { return g.v[r*g.n+c] }
-func (g grid) X(c int) float64    { return float64(c) }
-func (g grid) Y(r int) float64    { return float64(r) }
-func (g grid) Min() (m float64)   { return 0 }
-func (g grid) Max() (m float64)   { return 1 }
-func (g grid) set(r, c int, x float64) {
-	if math.IsNaN(g.v[r*g.n+c]) {
-		g.v[r*g.n+c] = 0
-	}
-	g.v[r*g.n+c] += x
-}
-
-// LinkHeat draws the channel utilisation of row r as a matrix: row = the
-// switch a channel leaves, column = the switch it enters (parallel cables
-// add up), from 0 (light yellow) to 1 (dark red); white where no cable.
-func LinkHeat(r flitsim.Row, title string) (*plot.Plot, error) {
-	n := 0
-	for _, c := range r.Channels {
-		n = max(n, int(c.From)+1, int(c.To)+1)
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("plot: point %d has no channel loads", r.Index)
-	}
-	g := grid{n: n, v: make([]float64, n*n)}
-	for i := range g.v {
-		g.v[i] = math.NaN()
-	}
-	for _, c := range r.Channels {
-		g.set(int(c.From), int(c.To), c.Util)
-	}
-	h := plotter.NewHeatMap(g, yellowToRed())
-	h.Min, h.Max = 0, 1
-	h.NaN = color.White
-	h.Rasterized = true // one image, not n² SVG paths
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "to switch"
-	p.Y.Label.Text = "from switch"
-	p.Add(h)
-	return p, nil
+	slantLabels(p, es)
+	p.Y.Min, p.Y.Max = 0, 1.05
+	return legendSide(p, []string{"simulated", "analytic bound"}), nil
 }
 
 // colors is a fixed palette.
@@ -195,18 +137,6 @@ func yellowToRed() palette.Palette {
 	c := slices.Clone(palette.Heat(64, 1).Colors())
 	slices.Reverse(c)
 	return colors(c)
-}
-
-// Save writes p to path; the extension (.svg or .png) picks the format.
-func Save(p *plot.Plot, path string, width, height vg.Length) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext != ".svg" && ext != ".png" {
-		return fmt.Errorf("plot: %s: expected a .svg or .png file", path)
-	}
-	if err := p.Save(width, height, path); err != nil {
-		return fmt.Errorf("plot: %s: %w", path, err)
-	}
-	return nil
 }
 
 // HeatRow picks the row of engine to draw as a heat map: the highest load
@@ -239,7 +169,7 @@ var tab10 = []color.Color{
 // Grouped draws grouped bars: one group per label in groups, one bar per
 // series (values[s][g]; NaN leaves a gap), as the thesis' throughput
 // comparison per topology and routing.
-func Grouped(title, ylabel string, groups, series []string, values [][]float64) (*plot.Plot, error) {
+func Grouped(title, ylabel string, groups, series []string, values [][]float64) (*Figure, error) {
 	if len(series) == 0 || len(groups) == 0 {
 		return nil, fmt.Errorf("plot: nothing to draw")
 	}
@@ -272,8 +202,22 @@ func Grouped(title, ylabel string, groups, series []string, values [][]float64) 
 			}
 		}
 	}
-	p.Legend.Top = true
 	p.NominalX(groups...)
-	p.Y.Min, p.Y.Max = 0, max(top, 0.1)*1.5 // room for the legend
-	return p, nil
+	slantLabels(p, groups)
+	p.Y.Min, p.Y.Max = 0, max(top, 0.1)*1.05
+	return legendSide(p, series), nil
+}
+
+// slantLabels tilts the category labels of p's X axis when they are long,
+// so that none is clipped or overlaps its neighbour.
+func slantLabels(p *plot.Plot, labels []string) {
+	long := 0
+	for _, l := range labels {
+		long = max(long, len(l))
+	}
+	if long*len(labels) > 60 {
+		p.X.Tick.Label.Rotation = math.Pi / 6
+		p.X.Tick.Label.XAlign = draw.XRight
+		p.X.Tick.Label.YAlign = draw.YCenter
+	}
 }

@@ -62,18 +62,16 @@ func TestPlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, p := range map[string]struct {
-		plot interface {
-			Save(w, h vg.Length, f string) error
-		}
+		fig  *Figure
 		want []string
 	}{
 		"lat.svg":  {lat, []string{"nue/4", "dor", "mean latency"}},
 		"thr.svg":  {thr, []string{"analytic bound", "minhop"}},
-		"heat.svg": {heat, []string{"from switch"}},
+		"heat.svg": {heat, []string{"from switch", "to switch", "utilisation"}},
 		"grp.svg":  {grp, []string{"fat tree", "torus"}},
 	} {
 		path := filepath.Join(dir, name)
-		if err := p.plot.Save(10*vg.Centimeter, 8*vg.Centimeter, path); err != nil {
+		if err := SaveFigure(p.fig, path, 10*vg.Centimeter, 8*vg.Centimeter); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := os.ReadFile(path)
@@ -82,11 +80,14 @@ func TestPlots(t *testing.T) {
 				t.Errorf("%s lacks %q", name, w)
 			}
 		}
+		if strings.Contains(string(b), "<image") {
+			t.Errorf("%s embeds a raster image", name)
+		}
 	}
-	if err := Save(thr, filepath.Join(dir, "thr.png"), 10*vg.Centimeter, 8*vg.Centimeter); err != nil {
+	if err := SaveFigure(thr, filepath.Join(dir, "thr.png"), 10*vg.Centimeter, 8*vg.Centimeter); err != nil {
 		t.Error(err)
 	}
-	if err := Save(thr, filepath.Join(dir, "thr.pdf"), 10*vg.Centimeter, 8*vg.Centimeter); err == nil {
+	if err := SaveFigure(thr, filepath.Join(dir, "thr.pdf"), 10*vg.Centimeter, 8*vg.Centimeter); err == nil {
 		t.Error("pdf accepted")
 	}
 	if _, err := LatencyLoad(rs[len(rs)-1:], "t"); err == nil {
@@ -107,7 +108,7 @@ func TestLatencyLoadNoDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Save(p, filepath.Join(t.TempDir(), "lat.svg"), 4*vg.Inch, 3*vg.Inch); err != nil {
+	if err := SaveFigure(p, filepath.Join(t.TempDir(), "lat.svg"), 4*vg.Inch, 3*vg.Inch); err != nil {
 		t.Fatal(err)
 	}
 }

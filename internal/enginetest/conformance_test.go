@@ -20,6 +20,7 @@ import (
 	_ "github.com/nuesm/nuesm/dfsssp"
 	_ "github.com/nuesm/nuesm/nue"
 	_ "github.com/nuesm/nuesm/sar"
+	_ "github.com/nuesm/nuesm/studies/novacube" // the "pora" engine
 )
 
 // maxVLs is the VL limit of the main conformance runs: routing's default,

@@ -82,9 +82,6 @@ type Config struct {
 	Rediscover time.Duration
 	// MaxVLs is the daemon's VL limit; plans stay within it.
 	MaxVLs int
-	// AllowReorder plans without pausing pairs whose path changes (for
-	// transports that tolerate reordering): fewer drains, faster rollouts.
-	AllowReorder bool
 	// SLChecks is how many changed path SLs a step asks OpenSM's SA for
 	// (saquery) to prove the QoS policy took (default 16; negative: none).
 	SLChecks int
@@ -101,7 +98,6 @@ type StepEvent struct {
 	Generation, Step, Steps int
 	Graph                   *fabric.Graph
 	Tables                  *lft.Routing // the step's tables (LFTs, SLs, SL2VL)
-	Paused                  []int32      // destinations whose pairs are paused (an open drain phase)
 }
 
 // Defaults fills zero fields; output is the daemon's output directory.

@@ -61,6 +61,37 @@ func (d *Deployer) deliverable(ctx context.Context, g *fabric.Graph, r *lft.Rout
 	return nil
 }
 
+// manageConf makes OpenSM's SL2VL options map the target's SLs as it
+// needs (Config.ManageConf). The map can change only while the switches
+// hold no routes (nothing in flight meets both maps): then the lines are
+// written before the first step's SIGHUP programs them; with routes held
+// a different map is refused.
+func (d *Deployer) manageConf(held, target *lft.Routing) error {
+	if !d.cfg.ManageConf {
+		return nil
+	}
+	var args []string
+	if pid, err := d.osm.pid(); err == nil {
+		args = cmdline(d.osm.procDir, pid)
+	}
+	c, err := readConf(d.cfg.Conf, args)
+	if err != nil {
+		return err
+	}
+	cerr := c.checkSL2VL(target.SL2VL.Default, usedSLs(target))
+	switch {
+	case cerr == nil:
+		return nil
+	case held.Entries() > 0:
+		return fmt.Errorf("%w: %v; the switches hold routes, and changing the SL-to-VL map under live traffic cannot be proven safe", ErrUndeliverable, cerr)
+	}
+	if err := writeSL2VLBlock(d.cfg.Conf, target.SL2VL.Default); err != nil {
+		return fmt.Errorf("writing the SL2VL lines into %s: %w", d.cfg.Conf, err)
+	}
+	d.log.Info("wrote the routing's SL2VL map into OpenSM's configuration (no routes held yet)", "conf", d.cfg.Conf, "qos_sl2vl", formatSL2VL(target.SL2VL.Default))
+	return nil
+}
+
 // usedSLs marks the SLs some path uses.
 func usedSLs(r *lft.Routing) [lft.NumSLs]bool {
 	var u [lft.NumSLs]bool

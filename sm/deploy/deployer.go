@@ -9,12 +9,14 @@
 //
 // Each published generation is rolled out with a consistent update plan
 // (package plan) built from what the switches hold, read back with
-// dump_fts: for every write step the deployer stages that step's tables,
+// dump_fts. OpenSM cannot stop hosts injecting, so the plans have no
+// pauses (plan.BuildLive): every state is proven with every destination
+// live. For every write step the deployer stages that step's tables,
 // sends SIGHUP, waits until OpenSM logs that the file engine configured
 // the switches and the switches read back equal to the step, verifies the
-// state read back (no loop, no CDG cycle), and samples the SLs OpenSM's SA
-// serves and the SL2VL tables it programmed; barriers and drains wait for
-// the packets in flight. A step that does not take within its timeout
+// state read back (no loop, no CDG cycle, every destination live), and
+// samples the SLs OpenSM's SA serves and the SL2VL tables it programmed;
+// barriers wait for the packets in flight. A step that does not take within its timeout
 // stops the rollout with the switches' state read back and reported; a
 // later try re-plans from that state and never skips a step. The state
 // machine is persisted in state.json beside the stable files, and a
@@ -38,7 +40,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/internal/atomicfile"
+	"github.com/nuesm/nuesm/lft"
 )
 
 // Status is the deployer's part of the daemon's /status.
@@ -68,17 +72,18 @@ type HeldStatus struct {
 	Loops       int64     `json:"loops"`
 	Cycle       string    `json:"cycle,omitempty"`
 	Undelivered int64     `json:"undelivered_pairs"`
-	PausedDests int       `json:"paused_destinations,omitempty"` // open drain phase: left out of the CDG check
 	Pairs       int64     `json:"pairs"`
 	Missing     []string  `json:"missing_switches,omitempty"`
 }
 
-// PlanInfo summarises the plan being executed.
+// PlanInfo summarises the plan being executed: its stages (plan.Stage)
+// and their steps.
 type PlanInfo struct {
 	Generation   int    `json:"generation"`
+	Stages       int    `json:"stages"`
 	Steps        int    `json:"steps"`
 	Writes       int    `json:"lft_writes"`
-	DrainPhases  int    `json:"drain_phases"`
+	Blackout     int    `json:"blackout_destinations"` // unrouted, then written: their changed pairs are dropped meanwhile
 	ChangedPairs int64  `json:"changed_pairs"`
 	LostPairs    int64  `json:"lost_pairs"`
 	Note         string `json:"note,omitempty"`
@@ -118,6 +123,28 @@ type Deployer struct {
 	// operVLsOK is the VL count the ports were seen to operate (read once:
 	// a port's operational VLs change only when OpenSM's max_op_vls does).
 	operVLsOK int
+	// lastRead is the last state read back (on lastG): the entries
+	// dump_fts misses are read again only where a step writes them.
+	lastG    *fabric.Graph
+	lastRead *lft.Routing
+}
+
+// read reads the switches back; entries dump_fts misses that no step
+// wrote since the last read (want agrees with it; nil: any) are taken
+// from that read.
+func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing) (*lft.Routing, []string, error) {
+	var known Known
+	switch {
+	case d.lastRead != nil && want != nil:
+		known = KnownUnchanged(d.lastG, d.lastRead, g, want)
+	case d.lastRead != nil:
+		known = KnownUnchanged(d.lastG, d.lastRead, d.lastG, d.lastRead)
+	}
+	r, missing, err := readLFTs(ctx, d.run, g, known)
+	if err == nil && len(missing) == 0 {
+		d.lastG, d.lastRead = g, r
+	}
+	return r, missing, err
 }
 
 type genRef struct {
@@ -183,6 +210,21 @@ func (d *Deployer) Status() Status {
 		s.Discovery = &disc
 	}
 	return s
+}
+
+// Problem says what is wrong with the rollout ("" when nothing is): a
+// rollout stuck, refused or without OpenSM, or switches read back in an
+// unsafe state. Safe for concurrent use.
+func (d *Deployer) Problem() string {
+	s := d.status.Load()
+	switch s.Phase {
+	case PhaseStuck, PhaseRefused, PhaseNoOpenSM:
+		return fmt.Sprintf("rollout of generation %d %s: %s", s.Target, s.Phase, s.Error)
+	}
+	if h := s.Held; h != nil && !h.Safe {
+		return fmt.Sprintf("the switches hold an unsafe state (%s): %d looping pairs, cycle %s", h.Matches, h.Loops, h.Cycle)
+	}
+	return ""
 }
 
 func (d *Deployer) publishStatus() {

@@ -19,13 +19,15 @@ import (
 // directed routes (-n: destinations are not resolved by LID, so broken
 // tables do not stop the read) and binds them to g. Switches g does not
 // have are ignored; switches the read misses keep NoPort tables and are
-// returned as missing.
-func readLFTs(ctx context.Context, run *runner, g *fabric.Graph) (*lft.Routing, []string, error) {
+// returned as missing. The entries dump_fts misses (readTopLIDs) are read
+// one switch at a time, except where known gives them: the caller read
+// them before and nothing wrote them since (nil: read all).
+func readLFTs(ctx context.Context, run *runner, g *fabric.Graph, known Known) (*lft.Routing, []string, error) {
 	out, err := run.run(ctx, "dump_fts", "-n")
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := lft.ReadLFTs(bytes.NewReader(out), "dump_fts", g, lft.ReadOptions{SkipUnknownSwitches: true, AllowMissingSwitches: true, NoRemap: true})
+	r, err := lft.ReadLFTs(bytes.NewReader(out), "dump_fts", g, lft.ReadOptions{SkipUnknownSwitches: true, AllowMissingSwitches: true, NoRemap: true, SkipLIDsBeyond: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -41,7 +43,7 @@ func readLFTs(ctx context.Context, run *runner, g *fabric.Graph) (*lft.Routing, 
 			tops = append(tops, blockTop{guid: guid, path: string(m[2]), lid: int(hi)})
 		}
 	}
-	if err := readTopLIDs(ctx, run, g, r, tops); err != nil {
+	if err := readTopLIDs(ctx, run, g, r, tops, known); err != nil {
 		return nil, nil, err
 	}
 	var missing []string
@@ -55,6 +57,38 @@ func readLFTs(ctx context.Context, run *runner, g *fabric.Graph) (*lft.Routing, 
 
 var switchGUID = regexp.MustCompile(`(?m)^Unicast lids \[0x[0-9a-fA-F]+-(0x[0-9a-fA-F]+)\] of switch DR path slid \d+; dlid \d+; ([0-9,]+) guid 0x([0-9a-fA-F]+)`)
 
+// Known gives the entry of the switch with node GUID guid for LID lid
+// when the caller knows it (read back before, not written since).
+type Known func(guid uint64, lid int) (uint8, bool)
+
+// KnownUnchanged knows the entries that prev (read back, a routing of
+// pg) and next (the tables being applied, a routing of ng) agree on,
+// switches matched by GUID: a subnet manager writes only the blocks that
+// change, so those entries still hold what was read. With next == prev
+// it knows every entry read.
+func KnownUnchanged(pg *fabric.Graph, prev *lft.Routing, ng *fabric.Graph, next *lft.Routing) Known {
+	if pg == nil || prev == nil || ng == nil || next == nil {
+		return nil
+	}
+	index := func(g *fabric.Graph) map[uint64]int32 {
+		idx := make(map[uint64]int32, g.NumSwitches())
+		for s, id := range g.Switches {
+			idx[g.F.Nodes[id].GUID] = int32(s)
+		}
+		return idx
+	}
+	pi, ni := index(pg), index(ng)
+	return func(guid uint64, lid int) (uint8, bool) {
+		ps, ok1 := pi[guid]
+		ns, ok2 := ni[guid]
+		if !ok1 || !ok2 || lid > prev.MaxLID() || lid > next.MaxLID() {
+			return 0, false
+		}
+		p := prev.Port(ps, lid)
+		return p, p == next.Port(ns, lid)
+	}
+}
+
 // blockTop is a switch whose top LID is the first of an LFT block.
 type blockTop struct {
 	guid uint64
@@ -67,7 +101,7 @@ type blockTop struct {
 // so a fabric whose highest LID is a multiple of 64 would read back
 // without its last LID. One LinearForwardingTable Get per such switch
 // (smpdump, attribute 0x19, a few in parallel).
-func readTopLIDs(ctx context.Context, run *runner, g *fabric.Graph, r *lft.Routing, tops []blockTop) error {
+func readTopLIDs(ctx context.Context, run *runner, g *fabric.Graph, r *lft.Routing, tops []blockTop, known Known) error {
 	if len(tops) == 0 {
 		return nil
 	}
@@ -82,6 +116,12 @@ func readTopLIDs(ctx context.Context, run *runner, g *fabric.Graph, r *lft.Routi
 		s, ok := idx[t.guid]
 		if !ok || t.lid > r.MaxLID() {
 			continue
+		}
+		if known != nil {
+			if p, ok := known(t.guid, t.lid); ok {
+				r.SetPort(s, t.lid, p)
+				continue
+			}
 		}
 		wg.Add(1)
 		sem <- struct{}{}
@@ -196,12 +236,12 @@ func clip(b []byte) string {
 
 // ReadSwitches reads every switch's forwarding table as the deployer
 // does (dump_fts over directed routes, plus the top LID's block where
-// dump_fts misses it) with the given extra environment and working
-// directory, bound to g.
+// dump_fts misses it and known does not give it) with the given extra
+// environment and working directory, bound to g.
 // Tests and benchmarks use it to check the switches independently of a
 // running deployer.
-func ReadSwitches(ctx context.Context, env []string, workDir string, timeout time.Duration, g *fabric.Graph) (*lft.Routing, error) {
-	r, missing, err := readLFTs(ctx, &runner{env: env, work: workDir, timeout: timeout, limit: 512 << 20}, g)
+func ReadSwitches(ctx context.Context, env []string, workDir string, timeout time.Duration, g *fabric.Graph, known Known) (*lft.Routing, error) {
+	r, missing, err := readLFTs(ctx, &runner{env: env, work: workDir, timeout: timeout, limit: 512 << 20}, g, known)
 	if err == nil && len(missing) > 0 {
 		err = fmt.Errorf("%d switches did not answer (%s…)", len(missing), missing[0])
 	}

@@ -41,57 +41,67 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	if err != nil {
 		return d.stop(PhaseStuck, "stuck", err)
 	}
-	d.checkHeld(g, held, ref.gen, "held before the rollout", nil)
+	d.checkHeld(g, held, ref.gen, "held before the rollout")
 	if _, err := d.osm.pid(); err != nil {
 		return d.stop(PhaseNoOpenSM, "no-opensm", err)
+	}
+	if err := d.manageConf(held, target); err != nil {
+		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
 	}
 	if sameTables(g, held, target) {
 		d.held.Matches = fmt.Sprintf("generation %d", ref.gen)
 		return d.done(ref.gen)
 	}
-	p, err := d.buildPlan(ctx, g, held, target)
+	stages, err := d.buildPlan(ctx, g, held, target)
+	if errors.Is(err, errNoSafePlan) {
+		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
+	}
 	if err != nil {
 		return d.stop(PhaseStuck, "stuck", err)
 	}
 	d.plan.Generation = ref.gen
-	d.st.Phase, d.st.Step, d.st.Steps, d.st.Staged = PhaseRollout, 0, len(p.Steps), 0
+	d.st.Phase, d.st.Step, d.st.Steps, d.st.Staged = PhaseRollout, 0, d.plan.Steps, 0
 	d.st.Plans++
 	if err := d.save(); err != nil {
 		d.log.Warn("cannot save the rollout state", "err", err)
 	}
-	d.log.Info("rollout", "generation", ref.gen, "steps", len(p.Steps), "lft_writes", d.plan.Writes, "note", d.plan.Note)
-	staged := held
-	paused := map[int32]bool{} // destinations of the open drain phase
-	for i := range p.Steps {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		step := &p.Steps[i]
-		if step.Kind == plan.Pause {
-			for _, pa := range step.Paused {
-				paused[pa.DLID] = true
+	d.log.Info("rollout", "generation", ref.gen, "stages", len(stages), "steps", d.plan.Steps, "lft_writes", d.plan.Writes,
+		"blackout_destinations", d.plan.Blackout, "note", d.plan.Note)
+	// The first stage starts from held, or from the empty tables (no
+	// routes held: the SLs staged before belong to no route).
+	staged, n := held, 0
+	if len(stages) > 0 {
+		staged = stages[0].From
+	}
+	for k, stage := range stages {
+		if k > 0 {
+			// Stages are proven apart: the packets of one leave the
+			// fabric before the next starts.
+			if err := sleep(ctx, max(0, d.cfg.Drain)); err != nil {
+				return err
 			}
 		}
-		next, err := d.runStep(ctx, g, staged, step, i, ref.gen, paused)
-		if err != nil && errors.Is(err, ErrNoOpenSM) {
-			return d.stop(PhaseNoOpenSM, "no-opensm", fmt.Errorf("generation %d, before step %d of %d: %w", ref.gen, i+1, len(p.Steps), err))
-		}
-		if step.Kind == plan.Resume {
-			for _, pa := range step.Paused {
-				delete(paused, pa.DLID)
+		for i := range stage.Plan.Steps {
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
-		}
-		if err != nil {
-			return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, step %d of %d (%s): %w", ref.gen, i+1, len(p.Steps), p.Steps[i].Kind, err))
-		}
-		staged = next
-		d.st.Step = i + 1
-		if err := d.save(); err != nil {
-			d.log.Warn("cannot save the rollout state", "err", err)
-		}
-		if i+1 < len(p.Steps) && d.newer() {
-			d.log.Info("newer generation published: re-planning from the proven state", "at_step", i+1, "of", len(p.Steps))
-			return errNewer
+			step := &stage.Plan.Steps[i]
+			next, err := d.runStep(ctx, g, staged, step, n, ref.gen)
+			if err != nil && errors.Is(err, ErrNoOpenSM) {
+				return d.stop(PhaseNoOpenSM, "no-opensm", fmt.Errorf("generation %d, before step %d of %d: %w", ref.gen, n+1, d.st.Steps, err))
+			}
+			if err != nil {
+				return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, step %d of %d (%s): %w", ref.gen, n+1, d.st.Steps, step.Kind, err))
+			}
+			staged, n = next, n+1
+			d.st.Step = n
+			if err := d.save(); err != nil {
+				d.log.Warn("cannot save the rollout state", "err", err)
+			}
+			if n < d.st.Steps && d.newer() {
+				d.log.Info("newer generation published: re-planning from the proven state", "at_step", n, "of", d.st.Steps)
+				return errNewer
+			}
 		}
 	}
 	return d.done(ref.gen)
@@ -164,7 +174,7 @@ func loadGeneration(dir string) (*fabric.Graph, *lft.Routing, error) {
 // later heavy sweep moves the switches behind the deployer's back.
 func (d *Deployer) settle(ctx context.Context, g *fabric.Graph) (*lft.Routing, error) {
 	for try := 0; ; try++ {
-		held, missing, err := readLFTs(ctx, d.run, g)
+		held, missing, err := d.read(ctx, g, nil)
 		if err != nil {
 			return nil, fmt.Errorf("reading the switches' tables: %w", err)
 		}
@@ -206,65 +216,80 @@ func copyLFTs(g *fabric.Graph, src, dst *lft.Routing) {
 	}
 }
 
-// buildPlan plans from the held state to the target and proves the plan.
-func (d *Deployer) buildPlan(ctx context.Context, g *fabric.Graph, held, target *lft.Routing) (*plan.Plan, error) {
-	opt := plan.Options{MaxVLs: d.cfg.MaxVLs, AllowReorder: d.cfg.AllowReorder}
-	base := held
-	var p *plan.Plan
-	var err error
+// errNoSafePlan marks a generation no plan without pauses reaches
+// safely from what the switches hold: the rollout is refused.
+var errNoSafePlan = errors.New("no safe rollout: OpenSM cannot pause hosts, and no plan without pauses reaches these tables")
+
+// buildPlan plans from the held state to the target and proves every
+// stage. OpenSM cannot stop hosts injecting, so plans have no pauses
+// (plan.BuildLive): every state is proven with every destination live,
+// and destinations no live round moves are blacked out (unrouted, then
+// written). The initial tables (the switches hold no routes) need no
+// live plan: nothing is in flight.
+func (d *Deployer) buildPlan(ctx context.Context, g *fabric.Graph, held, target *lft.Routing) ([]plan.Stage, error) {
+	opt := plan.Options{MaxVLs: d.cfg.MaxVLs, AllowReorder: true}
+	var stages []plan.Stage
 	note := ""
-	if held.Entries() == 0 {
-		base = plan.Empty(g)
-		p, err = plan.Initial(g, target)
+	switch {
+	case held.Entries() == 0:
+		p, err := plan.Initial(g, target)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		stages = []plan.Stage{{Plan: p, From: plan.Empty(g), To: target}}
 		note = "initial tables: the switches held no routes"
-	} else {
-		p, err = plan.Build(ctx, g, held, target, opt)
-		if err != nil && ctx.Err() == nil {
-			delta, derr := lft.Diff(g, held, target)
-			if derr != nil {
-				return nil, fmt.Errorf("plan: %w", errors.Join(err, derr))
+	case d.held != nil && !d.held.Safe:
+		// No plan from an unsafe state can be proven; the shortest way
+		// out is every change at once.
+		delta, err := lft.Diff(g, held, target)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		stages = []plan.Stage{{Plan: plan.OneShot(delta), From: held, To: target}}
+		note = "the held state is itself unsafe, so no plan can be proven: every change at once to leave it"
+		d.log.Warn("executing an unproven plan: the switches hold an unsafe state", "held", d.held.Cycle, "loops", d.held.Loops)
+	default:
+		var err error
+		if stages, err = plan.BuildLive(ctx, g, held, target, opt); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
-			p, err = plan.FullDrain(g, delta), nil
-			note = "no live plan from the held state: full drain"
+			return nil, fmt.Errorf("%w: %w", errNoSafePlan, err)
+		}
+		for k, st := range stages {
+			if _, err := plan.Verify(ctx, g, st.From, st.To, st.Plan, opt); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, fmt.Errorf("%w: stage %d of %d does not verify: %w", errNoSafePlan, k+1, len(stages), err)
+			}
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+	d.plan = &PlanInfo{Stages: len(stages), Note: note}
+	for _, st := range stages {
+		m := st.Plan.Metrics()
+		d.plan.Steps += m.Steps
+		d.plan.Writes += m.Writes
+		d.plan.ChangedPairs += m.ChangedPairs
+		d.plan.Blackout += len(st.Plan.Blackout)
 	}
-	_, verr := plan.Verify(ctx, g, base, target, p, opt)
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
+	if len(stages) > 0 {
+		d.plan.LostPairs = stages[0].Plan.LostPairs
 	}
-	if verr != nil {
-		if d.held != nil && d.held.Safe {
-			return nil, fmt.Errorf("plan from the held state does not verify: %w", verr)
-		}
-		note += "; the held state is itself unsafe, so the plan cannot be proven: executed to leave it"
-		d.log.Warn("executing an unproven plan: the switches hold an unsafe state", "err", verr)
-	}
-	m := p.Metrics()
-	d.plan = &PlanInfo{Steps: m.Steps, Writes: m.Writes, DrainPhases: m.DrainPhases, ChangedPairs: m.ChangedPairs, LostPairs: m.LostPairs, Note: note}
-	return p, nil
+	return stages, nil
 }
 
-// checkHeld verifies a state read back and records it as the held
-// state. During a drain phase the pairs towards the paused destinations
-// inject nothing: their paths may form dependency cycles among
-// themselves (the plan proves the states they will carry traffic in), so
-// the CDG check leaves those destinations out; loops count everywhere.
-func (d *Deployer) checkHeld(g *fabric.Graph, held *lft.Routing, gen int, what string, paused map[int32]bool) *cdg.Report {
-	h := &HeldStatus{ReadAt: time.Now().UTC(), Generation: gen, Matches: what, PausedDests: len(paused)}
+// checkHeld verifies a state read back, with the staged SLs and every
+// destination live (OpenSM cannot stop hosts), and records it as the
+// held state.
+func (d *Deployer) checkHeld(g *fabric.Graph, held *lft.Routing, gen int, what string) *cdg.Report {
+	h := &HeldStatus{ReadAt: time.Now().UTC(), Generation: gen, Matches: what}
 	rep, _ := cdg.Verify(g, held, cdg.Options{MaxVLs: lft.MaxVLs})
 	if rep != nil {
 		h.Loops, h.Pairs, h.Undelivered = rep.Loops, rep.Pairs, rep.Pairs-rep.Delivered
-		cyc := rep
-		if len(paused) > 0 && rep.Cycle != nil {
-			cyc, _ = cdg.Verify(g, WithoutDests(g, held, paused), cdg.Options{MaxVLs: lft.MaxVLs})
-		}
-		h.Safe = rep.Loops == 0 && cyc != nil && cyc.Cycle == nil && rep.VLsUsed <= d.cfg.MaxVLs
-		if cyc != nil && cyc.Cycle != nil {
-			h.Cycle = cyc.Cycle.Error()
-			rep = cyc
+		h.Safe = rep.Loops == 0 && rep.Cycle == nil && rep.VLsUsed <= d.cfg.MaxVLs
+		if rep.Cycle != nil {
+			h.Cycle = rep.Cycle.Error()
 		}
 	}
 	d.held = h
@@ -284,17 +309,4 @@ func sleep(ctx context.Context, dur time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// WithoutDests returns a copy of r in which no switch routes the given
-// destination LIDs: the state as traffic sees it while those
-// destinations' pairs are paused.
-func WithoutDests(g *fabric.Graph, r *lft.Routing, dests map[int32]bool) *lft.Routing {
-	c := r.Clone()
-	for s := int32(0); int(s) < g.NumSwitches(); s++ {
-		for d := range dests {
-			c.SetPort(s, int(d), lft.NoPort)
-		}
-	}
-	return c
 }

@@ -22,7 +22,7 @@ func ConfigFrom(cfg sm.Config) (*Config, error) {
 	dc := Config{
 		StateDir: o.StateDir, LFTsFile: o.LFTsFile, QoSPolicyFile: o.QoSPolicyFile, Conf: o.Conf, ManageConf: o.ManageConf,
 		LogFile: o.LogFile, DumpDir: o.DumpDir, PIDFile: o.PIDFile, ToolsDir: o.ToolsDir, ToolEnv: o.ToolEnv,
-		ToolOutputLimit: o.ToolOutputLimit, Discover: o.Discover, Fabric: cfg.Fabric, AllowReorder: o.AllowReorder,
+		ToolOutputLimit: o.ToolOutputLimit, Discover: o.Discover, Fabric: cfg.Fabric,
 		SLChecks: o.SLChecks, SL2VLChecks: o.SL2VLChecks, MaxVLs: cfg.MaxVLs,
 		ToolTimeout: o.ToolTimeout.Duration, StepTimeout: o.StepTimeout.Duration, Drain: o.Drain.Duration,
 		Retry: o.Retry.Duration, DiscoverPoll: o.DiscoverPoll.Duration, Rediscover: o.Rediscover.Duration,
@@ -42,6 +42,9 @@ func Plugin(cfg sm.Config, log *slog.Logger, m *sm.Metrics) ([]sm.Option, error)
 	if err != nil {
 		return nil, err
 	}
+	if !cfg.OpenSM.AllowReorder && log != nil {
+		log.Info("opensm.allow_reorder = false cannot be honoured: OpenSM cannot stop hosts injecting, so pairs whose path changes in a rollout may see packets out of order (every state is still proven loop- and deadlock-free)")
+	}
 	return []sm.Option{sm.WithDeployer(Adapter{d})}, nil
 }
 
@@ -59,3 +62,6 @@ func (a Adapter) Status() any { return a.D.Status() }
 
 // Deployed implements sm.Deployer.
 func (a Adapter) Deployed() int { return a.D.Status().Deployed }
+
+// Problem implements sm.DeployerHealth.
+func (a Adapter) Problem() string { return a.D.Problem() }

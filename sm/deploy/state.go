@@ -77,7 +77,11 @@ func (d *Deployer) save() error {
 // these let a restart know them as tables).
 const (
 	stagedSL    = "staged.sl"
-	stagedSL2VL = "staged-sl2vl.dump"
+	stagedSL2VL = "staged.sl2vl"
+	// olderStagedSL2VL is where earlier versions staged the SL2VL tables
+	// (OpenSM's dump form, a row per port pair), read when
+	// stagedSL2VL is not there.
+	olderStagedSL2VL = "staged-sl2vl.dump"
 )
 
 // stage writes r as the tables OpenSM reads: the LFT file, the QoS
@@ -90,7 +94,7 @@ func (d *Deployer) stage(g *fabric.Graph, r *lft.Routing) error {
 	if err := atomicfile.WriteFile(filepath.Join(d.cfg.StateDir, stagedSL), func(w io.Writer) error { return lft.WriteSL(w, g, r) }, 0o644); err != nil {
 		return fmt.Errorf("stage SLs: %w", err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(d.cfg.StateDir, stagedSL2VL), func(w io.Writer) error { return lft.WriteOpenSMSL2VL(w, g, r) }, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(d.cfg.StateDir, stagedSL2VL), func(w io.Writer) error { return lft.WriteSL2VL(w, g, r) }, 0o644); err != nil {
 		return fmt.Errorf("stage SL2VL: %w", err)
 	}
 	if err := lft.WriteOpenSMLFTsFile(d.cfg.LFTsFile, g, r); err != nil {
@@ -121,7 +125,11 @@ func (d *Deployer) heldSLs(g *fabric.Graph, r *lft.Routing) {
 	if sl, n, err := lft.ReadSLFile(filepath.Join(d.cfg.StateDir, stagedSL), g); err == nil {
 		r.SL, r.NumVLs = sl, n
 	}
-	if m, err := lft.ReadOpenSMSL2VLFile(filepath.Join(d.cfg.StateDir, stagedSL2VL), g); err == nil {
+	p := filepath.Join(d.cfg.StateDir, stagedSL2VL)
+	if _, err := os.Stat(p); err != nil {
+		p = filepath.Join(d.cfg.StateDir, olderStagedSL2VL)
+	}
+	if m, err := lft.ReadSL2VLFile(p, g); err == nil {
 		r.SL2VL = m
 	}
 }

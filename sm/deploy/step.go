@@ -14,20 +14,18 @@ import (
 
 // runStep executes step i of a plan from the staged state cur and returns
 // the new staged state.
-func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routing, s *plan.Step, i, gen int, paused map[int32]bool) (*lft.Routing, error) {
+func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routing, s *plan.Step, i, gen int) (*lft.Routing, error) {
 	t0 := time.Now()
 	kind := s.Kind.String()
 	defer func() { d.met.stepSeconds.WithLabelValues(kind).Observe(time.Since(t0).Seconds()) }()
 	d.setStepNote(s.Note)
-	if s.Kind != plan.Write {
-		// Barrier, Pause, Resume: the packets in flight leave the fabric
-		// (delivered, or dropped by the switches' lifetime limit). OpenSM
-		// cannot stop hosts injecting, so a Pause waits the drain time too;
-		// see docs/deploy.md.
-		if s.Kind == plan.Pause && s.PausedPairs() > 0 {
-			d.log.Info("drain phase: waiting for in-flight packets", "pairs", s.PausedPairs(), "drain", d.cfg.Drain)
-		}
+	switch s.Kind {
+	case plan.Barrier:
+		// The packets in flight leave the fabric (delivered, or dropped
+		// by the switches' lifetime limit).
 		return cur, sleep(ctx, max(0, d.cfg.Drain))
+	case plan.Pause, plan.Resume:
+		return nil, fmt.Errorf("a %s step: OpenSM cannot stop hosts injecting (plans for OpenSM have no pauses)", s.Kind)
 	}
 	next := cur.Clone()
 	applyStep(g, next, s)
@@ -51,11 +49,11 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	applied := time.Since(tApply)
 	if err != nil {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
-		d.readHeldAfterFailure(ctx, g, gen, i, paused, cur, next)
+		d.readHeldAfterFailure(ctx, g, gen, i, cur, next)
 		return nil, err
 	}
 	d.heldSLs(g, got)
-	rep := d.checkHeld(g, got, gen, fmt.Sprintf("step %d of generation %d", i+1, gen), paused)
+	rep := d.checkHeld(g, got, gen, fmt.Sprintf("step %d of generation %d", i+1, gen))
 	if !d.held.Safe {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
 		return nil, fmt.Errorf("%w: %v", ErrUnsafeState, rep.Err())
@@ -74,11 +72,7 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	d.log.Info("step proven", "generation", gen, "step", i+1, "of", d.st.Steps, "lft_writes", len(s.LFT), "sl_changes", len(s.SL),
 		"apply_seconds", applied.Seconds(), "check_seconds", time.Since(tCheck).Seconds(), "seconds", time.Since(t0).Seconds())
 	if d.cfg.AfterStep != nil {
-		var ps []int32
-		for dl := range paused {
-			ps = append(ps, dl)
-		}
-		d.cfg.AfterStep(StepEvent{Generation: gen, Step: i + 1, Steps: d.st.Steps, Graph: g, Tables: next, Paused: ps})
+		d.cfg.AfterStep(StepEvent{Generation: gen, Step: i + 1, Steps: d.st.Steps, Graph: g, Tables: next})
 	}
 	return next, nil
 }
@@ -91,8 +85,8 @@ func (d *Deployer) setStepNote(note string) {
 
 // readHeldAfterFailure reads the switches back so that status shows what
 // they hold after a step that did not take.
-func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, gen, i int, paused map[int32]bool, cur, next *lft.Routing) {
-	held, missing, err := readLFTs(ctx, d.run, g)
+func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, gen, i int, cur, next *lft.Routing) {
+	held, missing, err := d.read(ctx, g, nil)
 	if err != nil {
 		d.held = &HeldStatus{ReadAt: time.Now().UTC(), Generation: gen, Matches: "unknown: reading the switches failed: " + err.Error()}
 		return
@@ -104,7 +98,7 @@ func (d *Deployer) readHeldAfterFailure(ctx context.Context, g *fabric.Graph, ge
 	} else if n, _ := sameLFTs(g, held, next, 0); n == 0 {
 		what = fmt.Sprintf("step %d of generation %d (applied, not proven)", i+1, gen)
 	}
-	d.checkHeld(g, held, gen, what, paused)
+	d.checkHeld(g, held, gen, what)
 	d.held.Missing = missing
 }
 
@@ -126,7 +120,8 @@ func applyStep(g *fabric.Graph, r *lft.Routing, s *plan.Step) {
 // apply makes OpenSM load the staged tables (SIGHUP: a heavy sweep) and
 // waits until the switches hold want. OpenSM's log says when the file
 // engine configured the switches or rejected the file; a sweep that read
-// the file before it was staged gets another SIGHUP.
+// the file before it was staged gets another SIGHUP. The entries
+// dump_fts cannot read are read again only where the step writes them.
 func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing) (*lft.Routing, error) {
 	deadline := time.Now().Add(d.cfg.StepTimeout)
 	off := d.osm.logOffset()
@@ -144,7 +139,7 @@ func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing
 			return nil, err
 		}
 		if len(lg.configured) > 0 {
-			got, missing, err := readLFTs(ctx, d.run, g)
+			got, missing, err := d.read(ctx, g, want)
 			switch {
 			case err != nil:
 				last = err.Error()

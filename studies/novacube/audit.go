@@ -107,21 +107,14 @@ func Audit(c *Cube, v Variant, sc Scheme) (*AuditResult, error) {
 	N, sl, V := c.Nodes(), c.slots(), sc.VCs
 	C := N * sl
 	seen := make([]bool, C*V*sl*V) // (in channel, in VC, out slot, out VC)
-	type state struct {
-		u, mode, quad int
-		crossed       int
-		crossedAll    int
-		jumped        bool
-		in, inVC      int // in channel (-1 at the source) and its VC
-	}
-	visited := map[state]bool{}
-	var stack []state
+	visited := map[auditState]bool{}
+	var stack []auditState
 	for d := 0; d < N; d++ {
 		r := newRouter(c, d, v)
 		clear(visited)
 		for s := 0; s < N; s++ {
 			if s != d {
-				stack = append(stack, state{u: s, mode: modeSrc, in: -1})
+				stack = append(stack, auditState{u: s, mode: modeSrc, in: -1})
 			}
 		}
 		for len(stack) > 0 {
@@ -131,27 +124,11 @@ func Audit(c *Cube, v Variant, sc Scheme) (*AuditResult, error) {
 				continue
 			}
 			visited[st] = true
-			for _, h := range r.next(v, st.u, st.mode, st.quad) {
+			for _, h := range r.next(nil, st.u, st.mode, st.quad) {
 				if h.p <= 0 {
 					continue
 				}
-				hs := hopState{dim: -1, jumped: st.jumped, step1: st.mode != modeQuad, jumpHere: h.slot == 2*c.N,
-					crossedAll: st.crossedAll, dorDim: -1}
-				ncr, nca := st.crossed, st.crossedAll
-				if dor := r.dorSlot(st.u, st.quad, v == Literal && st.mode == modeQuad); dor >= 0 {
-					hs.dorDim, hs.dorMinus = dor/2, dor%2 == 1
-				}
-				if !hs.jumpHere {
-					hs.dim = h.slot / 2
-					hs.crossed = st.crossed>>hs.dim&1 == 1
-					x, dir := c.coord(st.u, hs.dim), 1-2*(h.slot%2)
-					if (dir == 1 && x == c.K-1) || (dir == -1 && x == 0) {
-						ncr |= 1 << hs.dim
-						nca |= 1 << hs.dim
-					}
-				} else if st.mode == modeQuad {
-					nca |= r.jumpWraps(st.u, st.quad, v == Literal)
-				}
+				hs, ncr, nca := r.hopState(st, h)
 				vc := sc.vc(hs)
 				if vc < 0 || vc >= V {
 					return nil, fmt.Errorf("novacube: scheme %q gave VC %d of %d", sc.Name, vc, V)
@@ -159,25 +136,12 @@ func Audit(c *Cube, v Variant, sc Scheme) (*AuditResult, error) {
 				if st.in >= 0 {
 					seen[((st.in*V+st.inVC)*sl+h.slot)*V+vc] = true
 				}
-				stack = append(stack, state{u: c.dest(st.u, h.slot), mode: h.mode, quad: h.quad, crossed: ncr, crossedAll: nca,
+				stack = append(stack, auditState{u: c.dest(st.u, h.slot), mode: h.mode, quad: h.quad, crossed: ncr, crossedAll: nca,
 					jumped: st.jumped || hs.jumpHere, in: st.u*sl + h.slot, inVC: vc})
 			}
 		}
 	}
-	var from, to []int32
-	for i, ok := range seen {
-		if !ok {
-			continue
-		}
-		vcOut := i % V
-		slotOut := i / V % sl
-		vcIn := i / (V * sl) % V
-		in := i / (V * sl * V)
-		head := c.dest(in/sl, in%sl)
-		from = append(from, int32(in*V+vcIn))
-		to = append(to, int32((head*sl+slotOut)*V+vcOut))
-	}
-	g, err := cdg.NewCSR(C*V, from, to)
+	g, from, err := auditCDG(c, seen, V)
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +156,63 @@ func Audit(c *Cube, v Variant, sc Scheme) (*AuditResult, error) {
 		res.Cycle = append(res.Cycle, int(x))
 	}
 	return res, nil
+}
+
+// auditState is where the audit's walk stands: the node, the routing
+// state, the datelines crossed (per dimension, on ring hops and on every
+// hop), whether the path jumped, and the channel and VC it came in on.
+type auditState struct {
+	u, mode, quad int
+	crossed       int
+	crossedAll    int
+	jumped        bool
+	in, inVC      int // in channel (-1 at the source) and its VC
+}
+
+// hopState describes hop h from st for the VC rules and returns the
+// dateline sets after it.
+func (r *router) hopState(st auditState, h hop) (hs hopState, crossed, crossedAll int) {
+	c := r.c
+	hs = hopState{dim: -1, jumped: st.jumped, step1: st.mode != modeQuad, jumpHere: h.slot == 2*c.N,
+		crossedAll: st.crossedAll, dorDim: -1}
+	crossed, crossedAll = st.crossed, st.crossedAll
+	if dor := r.dorSlot(st.u, st.quad, r.v == Literal && st.mode == modeQuad); dor >= 0 {
+		hs.dorDim, hs.dorMinus = dor/2, dor%2 == 1
+	}
+	if !hs.jumpHere {
+		hs.dim = h.slot / 2
+		hs.crossed = st.crossed>>hs.dim&1 == 1
+		x, dir := c.coord(st.u, hs.dim), 1-2*(h.slot%2)
+		if (dir == 1 && x == c.K-1) || (dir == -1 && x == 0) {
+			crossed |= 1 << hs.dim
+			crossedAll |= 1 << hs.dim
+		}
+	} else if st.mode == modeQuad {
+		crossedAll |= r.jumpWraps(st.u, st.quad, r.v == Literal)
+	}
+	return hs, crossed, crossedAll
+}
+
+// auditCDG turns the seen (in channel, in VC, out slot, out VC)
+// dependencies into the CDG over (channel, VC) vertices; from lists the
+// tail of every edge.
+func auditCDG(c *Cube, seen []bool, V int) (*cdg.CSR, []int32, error) {
+	sl := c.slots()
+	var from, to []int32
+	for i, ok := range seen {
+		if !ok {
+			continue
+		}
+		vcOut := i % V
+		slotOut := i / V % sl
+		vcIn := i / (V * sl) % V
+		in := i / (V * sl * V)
+		head := c.dest(in/sl, in%sl)
+		from = append(from, int32(in*V+vcIn))
+		to = append(to, int32((head*sl+slotOut)*V+vcOut))
+	}
+	g, err := cdg.NewCSR(c.Nodes()*sl*V, from, to)
+	return g, from, err
 }
 
 // jumpWraps returns the dimensions whose dateline u's jump passes, each

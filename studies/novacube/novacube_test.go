@@ -125,7 +125,7 @@ func TestPORAProbabilitiesFig4(t *testing.T) {
 	at := func(x, y int) int { return x + 8*y }
 	r := newRouter(c, at(2, 3), Literal)
 	want := map[int]float64{at(1, 0): 0.2143, at(0, 1): 0.2143, at(7, 0): 0.09524, at(0, 7): 0.09524, at(4, 4): 0.3810}
-	hs := r.next(Literal, at(0, 0), modeSrc, 0)
+	hs := r.next(nil, at(0, 0), modeSrc, 0)
 	if len(hs) != 5 {
 		t.Fatalf("%d candidates, want 5", len(hs))
 	}
@@ -189,7 +189,7 @@ func checkSameNext(t *testing.T, g *fabric.Graph, rt *lft.Routing, cube *Cube) {
 				continue
 			}
 			ch := g.ChannelAt(int32(u), rt.Port(int32(u), lid))
-			want := cube.dest(u, r.next(Tables, u, modeSrc, 0)[0].slot)
+			want := cube.dest(u, r.next(nil, u, modeSrc, 0)[0].slot)
 			if ch < 0 || int(g.Head[ch]) != want {
 				t.Fatalf("k=%d: at %d towards %d the engine and the model differ", cube.K, u, d)
 			}
@@ -275,7 +275,7 @@ func TestExpectedAPLSampled(t *testing.T) {
 		r := newRouter(c, d, Literal)
 		u, mode, quad := s, modeSrc, 0
 		for u != d {
-			hs := r.next(Literal, u, mode, quad)
+			hs := r.next(nil, u, mode, quad)
 			x, h := rng.Float64(), hs[len(hs)-1]
 			for _, cand := range hs {
 				if x < cand.p {

@@ -51,16 +51,19 @@ type hop struct {
 	quad int // quadrant: bit i set = direction −1 in dimension i
 }
 
-// router enumerates next hops for one destination.
+// router enumerates next hops for one destination: the one PORA
+// next-hop relation, used by ExpectedAPL, the VC audit, the pora engine's
+// tables and the simulator's per-hop policy.
 type router struct {
 	c    *Cube
+	v    Variant
 	d    int
 	par  int   // coordinate sum of d (DOR tie rule)
 	dist []int // BFS distances to d (Minimal)
 }
 
 func newRouter(c *Cube, d int, v Variant) *router {
-	r := &router{c: c, d: d, par: c.coordSum(d)}
+	r := &router{c: c, v: v, d: d, par: c.coordSum(d)}
 	if v == Minimal {
 		r.dist = c.BFS(d) // links are symmetric: distances from d are to d
 	}
@@ -83,6 +86,16 @@ func (r *router) dorSlot(u int, quad int, useQuad bool) int {
 		return 2*i + (1-s)/2
 	}
 	return -1
+}
+
+// tableSlot is the Tables reading's one hop from u (u != d): the jump when
+// its far end is strictly closer (Lee) than the DOR hop, else the DOR hop.
+func (r *router) tableSlot(u int) int {
+	c := r.c
+	if jump := c.Jump(u); jump >= 0 && c.Lee(jump, r.d) < c.Lee(u, r.d)-1 {
+		return 2 * c.N
+	}
+	return r.dorSlot(u, 0, false)
 }
 
 // quadOf returns the quadrant a packet enters by taking regular slot s of
@@ -125,70 +138,81 @@ func (r *router) inBox(u, j, quad int) bool {
 	return true
 }
 
-// next lists the hops a packet at u (u != d) in the given state may take.
-func (r *router) next(v Variant, u, mode, quad int) []hop {
+// next appends to hs[:0] the hops a packet at u (u != d) in the given
+// state may take, with their probabilities; a hop onto d is the only one
+// returned (probability 1).
+func (r *router) next(hs []hop, u, mode, quad int) []hop {
 	c := r.c
+	hs = hs[:0]
 	jump := c.Jump(u)
-	switch v {
-	case Tables:
-		if jump >= 0 && c.Lee(jump, r.d) < c.Lee(u, r.d)-1 {
-			return []hop{{slot: 2 * c.N, p: 1, mode: modeQuad}}
-		}
-		return []hop{{slot: r.dorSlot(u, 0, false), p: 1, mode: modeQuad}}
-	case Minimal:
-		return r.minimal(u, mode)
-	}
-	if mode == modeQuad {
+	switch {
+	case r.v == Tables:
+		return append(hs, hop{slot: r.tableSlot(u), p: 1, mode: modeQuad})
+	case r.v == Minimal:
+		return r.weigh(r.minimal(hs, u, mode), u)
+	case mode == modeQuad:
 		dor := r.dorSlot(u, quad, true)
 		if jump >= 0 && r.inBox(u, jump, quad) && c.Lee(jump, r.d) < c.Lee(c.dest(u, dor), r.d) {
-			hs := []hop{{slot: 2 * c.N, mode: modeQuad, quad: quad}, {slot: dor, mode: modeQuad, quad: quad}}
-			weigh(c, r.d, hs, u)
-			return hs
+			hs = append(hs, hop{slot: 2 * c.N, mode: modeQuad, quad: quad}, hop{slot: dor, mode: modeQuad, quad: quad})
+			return r.weigh(hs, u)
 		}
-		return []hop{{slot: dor, p: 1, mode: modeQuad, quad: quad}}
+		return append(hs, hop{slot: dor, p: 1, mode: modeQuad, quad: quad})
 	}
-	var hs []hop
 	for s := 0; s < 2*c.N; s++ {
 		hs = append(hs, hop{slot: s, mode: modeQuad, quad: r.quadOf(u, s)})
 	}
 	if mode == modeSrc && jump >= 0 {
 		hs = append(hs, hop{slot: 2 * c.N, mode: modeSrcJ})
 	}
-	weigh(c, r.d, hs, u)
-	return hs
+	return r.weigh(hs, u)
 }
 
-// minimal lists the hops of the Minimal variant.
-func (r *router) minimal(u, mode int) []hop {
+// minimal appends the hops of the Minimal variant, unweighted.
+func (r *router) minimal(hs []hop, u, mode int) []hop {
 	c := r.c
 	on := func(s int) bool { w := c.dest(u, s); return w >= 0 && r.dist[w] == r.dist[u]-1 }
-	var hs []hop
-	add := func(s, mode int) { hs = append(hs, hop{slot: s, mode: mode}) }
 	if mode == modeQuad {
 		if s := r.dorSlot(u, 0, false); on(s) {
-			add(s, modeQuad)
+			hs = append(hs, hop{slot: s, mode: modeQuad})
 		}
 		if on(2 * c.N) {
-			add(2*c.N, modeQuad)
+			hs = append(hs, hop{slot: 2 * c.N, mode: modeQuad})
 		}
 	}
 	if len(hs) == 0 {
 		for s := 0; s < 2*c.N; s++ {
 			if on(s) {
-				add(s, modeQuad)
+				hs = append(hs, hop{slot: s, mode: modeQuad})
 			}
 		}
 		if mode == modeSrc && on(2*c.N) {
-			add(2*c.N, modeSrcJ)
+			hs = append(hs, hop{slot: 2 * c.N, mode: modeSrcJ})
 		}
 	}
+	return hs
+}
+
+// far returns the distance Δ from w to d the variant weighs by: the
+// NovaCube distance (Minimal) or the Lee distance.
+func (r *router) far(w int) int {
+	if r.dist != nil {
+		return r.dist[w]
+	}
+	return r.c.Lee(w, r.d)
+}
+
+// weigh sets eq. 12's probabilities ∝ 1/Δ²; a hop onto d is kept alone
+// with probability 1.
+func (r *router) weigh(hs []hop, u int) []hop {
 	sum := 0.0
 	for i := range hs {
-		if w := c.dest(u, hs[i].slot); w == r.d {
-			hs = []hop{{slot: hs[i].slot, p: 1, mode: modeQuad}}
-			return hs
+		w := r.c.dest(u, hs[i].slot)
+		if w == r.d {
+			hs[0] = hs[i]
+			hs[0].p = 1
+			return hs[:1]
 		}
-		l := float64(r.dist[c.dest(u, hs[i].slot)])
+		l := float64(r.far(w))
 		hs[i].p = 1 / (l * l)
 		sum += hs[i].p
 	}
@@ -196,28 +220,6 @@ func (r *router) minimal(u, mode int) []hop {
 		hs[i].p /= sum
 	}
 	return hs
-}
-
-// weigh sets eq. 12's probabilities ∝ 1/Δ², Δ the Lee distance of each
-// hop's far end to d; a hop onto d takes probability 1.
-func weigh(c *Cube, d int, hs []hop, u int) {
-	sum := 0.0
-	for i := range hs {
-		w := c.dest(u, hs[i].slot)
-		if w == d {
-			for j := range hs {
-				hs[j].p = 0
-			}
-			hs[i].p = 1
-			return
-		}
-		l := float64(c.Lee(w, d))
-		hs[i].p = 1 / (l * l)
-		sum += hs[i].p
-	}
-	for i := range hs {
-		hs[i].p /= sum
-	}
 }
 
 // ExpectedAPL returns the average over ordered pairs of distinct nodes of
@@ -245,7 +247,7 @@ func ExpectedAPL(c *Cube, v Variant) float64 {
 				return memo[key]
 			}
 			e := 1.0
-			for _, h := range r.next(v, u, mode, quad) {
+			for _, h := range r.next(nil, u, mode, quad) {
 				if h.p > 0 {
 					e += h.p * exp(c.dest(u, h.slot), h.mode, h.quad)
 				}

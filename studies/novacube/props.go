@@ -64,29 +64,7 @@ func Analyse(kind string, k, n int) (*Props, error) {
 		return nil, fmt.Errorf("%w: %d switches exceed %d", ErrParam, S, maxNodes)
 	}
 	p := &Props{Kind: kind, K: k, N: n, Nodes: S, Links: g.NumChannels() / 2}
-	kn, kn1 := S, S/k
-	if kind == "torus" {
-		p.LinksFormula = n * kn
-		p.DiameterFormula = (k / 2) * n
-		p.APLFormula = math.NaN()
-		p.BisectionFormula = 2 * kn1
-		p.ThroughputFormula = 8 / float64(k)
-	} else {
-		p.LinksFormula = n * kn
-		if k%2 == 0 {
-			p.LinksFormula += kn / 2
-		} else {
-			p.LinksFormula += ipow(k-1, n) / 2
-		}
-		p.DiameterFormula = (k / 2) * n / 2
-		p.APLFormula = math.NaN()
-		if n == 2 {
-			kf := float64(k)
-			p.APLFormula = (kf*kf*kf/3 + kf*kf/2 - 4*kf/3 + 1) / (kf*kf - 1)
-		}
-		p.BisectionFormula = (kn + 4*kn1) / 2
-		p.ThroughputFormula = (2*float64(k) + 8) / float64(k)
-	}
+	p.formulas()
 	sum := 0
 	dist := make([]int32, S)
 	queue := make([]int32, 0, S)
@@ -120,6 +98,35 @@ func Analyse(kind string, k, n int) (*Props, error) {
 	}
 	p.ThroughputChannel = 2 * float64(p.Links) / (float64(S) * p.APL)
 	return p, nil
+}
+
+// formulas fills the paper's closed forms (§4.1, eqs. 3, 4, 7, 10, 11)
+// for the torus or NovaCube of p's size.
+func (p *Props) formulas() {
+	k, n := p.K, p.N
+	kn, kn1 := p.Nodes, p.Nodes/p.K
+	if p.Kind == "torus" {
+		p.LinksFormula = n * kn
+		p.DiameterFormula = (k / 2) * n
+		p.APLFormula = math.NaN()
+		p.BisectionFormula = 2 * kn1
+		p.ThroughputFormula = 8 / float64(k)
+	} else {
+		p.LinksFormula = n * kn
+		if k%2 == 0 {
+			p.LinksFormula += kn / 2
+		} else {
+			p.LinksFormula += ipow(k-1, n) / 2
+		}
+		p.DiameterFormula = (k / 2) * n / 2
+		p.APLFormula = math.NaN()
+		if n == 2 {
+			kf := float64(k)
+			p.APLFormula = (kf*kf*kf/3 + kf*kf/2 - 4*kf/3 + 1) / (kf*kf - 1)
+		}
+		p.BisectionFormula = (kn + 4*kn1) / 2
+		p.ThroughputFormula = (2*float64(k) + 8) / float64(k)
+	}
 }
 
 // cuts counts the cables across the halving of dimension 0 (⌊k/2⌋ slices

@@ -44,6 +44,16 @@ var Table2 = []struct {
 // engine's tables verified by cdg.
 func Report(w io.Writer, opt ReportOptions) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, section := range []func(io.Writer, *tabwriter.Writer, ReportOptions) error{reportProps, reportAPL, reportAudit, reportEngine} {
+		if err := section(w, tw, opt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reportProps writes the properties table.
+func reportProps(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
 	fmt.Fprintln(w, "## Properties (BFS over the generated fabric; paper formulas beside)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(tw, "size\tkind\tnodes\tlinks\teq.11\tdiam\teq.3\tAPL\teq.10\tbisect eq.4\tdim cut\tbest cut\tΘ eq.7\tΘ cut\tΘ channel\t")
@@ -63,7 +73,11 @@ func Report(w io.Writer, opt ReportOptions) error {
 	}
 	fmt.Fprintln(w, "\nLinks and bisections count cables; Θ is the ideal uniform throughput bound per node in channel bandwidths:")
 	fmt.Fprintln(w, "eq. 7 from eq. 4's bisection, 'cut' from the least linear cut found (even k), 'channel' = 2·links/(N·APL).")
+	return nil
+}
 
+// reportAPL writes Table 2 and the average path lengths by routing.
+func reportAPL(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
 	fmt.Fprintln(w, "\n## Table 2 average path lengths")
 	fmt.Fprintln(w)
 	fmt.Fprintln(tw, "size\tnodes\tpaper\tBFS (shortest)\tPORA literal\t")
@@ -81,7 +95,6 @@ func Report(w io.Writer, opt ReportOptions) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-
 	fmt.Fprintln(w, "\n## Average path length by routing (exact expectations over all ordered pairs)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(tw, "size\ttorus DOR\tNovaCube BFS\tPORA literal\tPORA minimal\tpora tables\t")
@@ -101,10 +114,12 @@ func Report(w io.Writer, opt ReportOptions) error {
 		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", s, ExpectedAPL(t, Tables), p.APL,
 			ExpectedAPL(c, Literal), ExpectedAPL(c, Minimal), ExpectedAPL(c, Tables))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	return tw.Flush()
+}
 
+// reportAudit writes the VC audit table and the cycles of the paper's
+// dateline scheme.
+func reportAudit(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
 	fmt.Fprintln(w, "\n## VC audit (CDG over (channel, VC) of every path the reading may take; cdg.FindCycle)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Schemes:")
@@ -149,7 +164,11 @@ func Report(w io.Writer, opt ReportOptions) error {
 	for _, c := range cycles {
 		fmt.Fprintln(w, "  "+c)
 	}
+	return nil
+}
 
+// reportEngine writes the pora engine's verified tables.
+func reportEngine(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
 	fmt.Fprintln(w, "\n## pora engine tables, verified by cdg.Verify")
 	fmt.Fprintln(w)
 	fmt.Fprintln(tw, "size\thosts\tVLs\tverdict\tdeps\twith fewer VLs\t")

@@ -17,6 +17,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nuesm/nuesm/flitsim"
 )
 
 // Counter is what a rule counts to pick a VC.
@@ -42,18 +44,15 @@ func (c Counter) String() string {
 	return "Counter(" + strconv.Itoa(int(c)) + ")"
 }
 
-// Hop is what a policy sees of one hop of a packet.
-type Hop struct {
-	Global      bool // the channel joins two groups
-	Hops        int  // hops taken before this one
-	LocalHops   int
-	GlobalHops  int
-	HopsInGroup int
-	Phase       int  // 1 once the packet has misrouted (this hop included)
-	IntoDest    bool // the hop ends in the destination's group
-}
+// Hop is what a policy sees of one hop of a packet: whether the channel
+// joins two groups, the hops taken before it (all, local, global, in the
+// current group), the phase bit (1 once the packet has misrouted, this hop
+// included) and whether the hop ends in the destination's group. It is
+// the simulator's flitsim.VCHop, so the VC rules serve flitsim unchanged.
+type Hop = flitsim.VCHop
 
-func (h Hop) count(c Counter) int {
+// count is the value of counter c on hop h.
+func count(h Hop, c Counter) int {
 	switch c {
 	case Hops:
 		return h.Hops
@@ -114,7 +113,7 @@ func (p Policy) Want(h Hop) int {
 	if h.Global {
 		r = p.Global
 	}
-	return r.Offset + h.count(r.Count)
+	return r.Offset + count(h, r.Count)
 }
 
 // VC returns the VC of hop h: Want(h), clamped to VCs−1 when Clamp is

@@ -21,7 +21,8 @@ import (
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
 
-	_ "github.com/nuesm/nuesm/sar" // registers every engine
+	_ "github.com/nuesm/nuesm/sar"              // registers every engine of the product
+	_ "github.com/nuesm/nuesm/studies/novacube" // registers "pora"
 )
 
 // routed is a generated fabric routed by a verified engine.

@@ -360,7 +360,7 @@ func writeIOReport(dir string, md io.Writer, s ioSetup, place, sched, fails []*c
 	if err != nil {
 		return err
 	}
-	if err := fplot.Save(p, filepath.Join(dir, "io-saturation.svg"), 7*vg.Inch, 4*vg.Inch); err != nil {
+	if err := fplot.SaveFigure(p, filepath.Join(dir, "io-saturation.svg"), 7*vg.Inch, 4*vg.Inch); err != nil {
 		return err
 	}
 	fmt.Fprintf(md, "![saturation by placement](%s/io-saturation.svg)\n\n", base)

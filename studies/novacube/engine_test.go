@@ -1,4 +1,4 @@
-package routing
+package novacube
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
 )
 
@@ -22,25 +22,6 @@ func novaGraph(t *testing.T, k, n, hosts int) *fabric.Graph {
 		t.Fatal(err)
 	}
 	return g
-}
-
-// collapse returns r with every VL taken mod m (VLs of different layers
-// or dateline halves merged).
-func collapse(r *lft.Routing, m int) *lft.Routing {
-	c := r.Clone()
-	for _, tab := range c.SL2VL.Switch {
-		if tab == nil {
-			continue
-		}
-		for i := range tab.VL {
-			tab.VL[i] %= uint8(m)
-		}
-	}
-	for i := range c.SL2VL.Default {
-		c.SL2VL.Default[i] %= uint8(m)
-	}
-	c.NumVLs = m
-	return c
 }
 
 // switchDist is the reference: BFS hop distances in the switch graph.
@@ -75,7 +56,7 @@ func TestPORATablesVerified(t *testing.T) {
 		{4, 2, 1}, {6, 2, 2}, {8, 2, 2}, {4, 3, 2}, {5, 2, 4}, {7, 2, 4}, {5, 3, 4}, {3, 3, 1}, {6, 1, 2},
 	} {
 		g := novaGraph(t, c.k, c.n, 1)
-		r, err := PORA{}.Route(context.Background(), g, Options{})
+		r, err := PORA{}.Route(context.Background(), g, routing.Options{})
 		if err != nil {
 			t.Fatalf("k=%d n=%d: %v", c.k, c.n, err)
 		}
@@ -87,7 +68,7 @@ func TestPORATablesVerified(t *testing.T) {
 			t.Fatalf("k=%d n=%d: %v\n%s", c.k, c.n, err, rep)
 		}
 		if c.vls > 1 {
-			if rep, _ := cdg.Verify(g, collapse(r, 1), cdg.Options{}); rep == nil || rep.Cycle == nil {
+			if rep, _ := cdg.Verify(g, CollapseVLs(r, 1), cdg.Options{}); rep == nil || rep.Cycle == nil {
 				t.Errorf("k=%d n=%d: with 1 VL the CDG should be cyclic", c.k, c.n)
 			}
 		}
@@ -97,7 +78,7 @@ func TestPORATablesVerified(t *testing.T) {
 			if sc.vls() >= c.vls || (sc.dateline && c.k < 4) || (sc.layered && !pl.midJump) {
 				continue
 			}
-			fr, err := nt.tables(context.Background(), g, pl, sc, Options{Workers: 1})
+			fr, err := nt.tables(context.Background(), g, pl, sc, routing.Options{Workers: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +106,7 @@ func TestPORAPaths(t *testing.T) {
 				hops := 0
 				for u := s; u != d; hops++ {
 					v := pl.next(g, u, d)
-					if nt.lee(v, d) >= nt.lee(u, d) && v != d {
+					if nt.cube.Lee(int(nt.node[v]), int(nt.node[d])) >= nt.cube.Lee(int(nt.node[u]), int(nt.node[d])) && v != d {
 						t.Fatalf("k=%d: hop %s->%s towards %s does not lower the Lee distance", c[0], nt.label(u), nt.label(v), nt.label(d))
 					}
 					if _, _, reg := nt.neighbour(u, v); !reg && hops > 0 && c[0]%2 == 0 {
@@ -155,18 +136,18 @@ func TestPORARefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := (PORA{}).Route(ctx, g, Options{}); !errors.Is(err, ErrNotApplicable) {
-			t.Errorf("%s: %v, want ErrNotApplicable", name, err)
+		if _, err := (PORA{}).Route(ctx, g, routing.Options{}); !errors.Is(err, routing.ErrNotApplicable) {
+			t.Errorf("%s: %v, want routing.ErrNotApplicable", name, err)
 		}
 	}
-	var ve *VLError
-	if _, err := (PORA{}).Route(ctx, novaGraph(t, 6, 2, 1), Options{MaxVLs: 1}); !errors.As(err, &ve) || ve.Needed != 2 {
+	var ve *routing.VLError
+	if _, err := (PORA{}).Route(ctx, novaGraph(t, 6, 2, 1), routing.Options{MaxVLs: 1}); !errors.As(err, &ve) || ve.Needed != 2 {
 		t.Errorf("6x6 at 1 VL: %v, want a VLError needing 2", err)
 	}
-	if _, err := (PORA{}).Route(ctx, novaGraph(t, 5, 2, 1), Options{MaxVLs: 2}); !errors.As(err, &ve) || ve.Needed != 4 {
+	if _, err := (PORA{}).Route(ctx, novaGraph(t, 5, 2, 1), routing.Options{MaxVLs: 2}); !errors.As(err, &ve) || ve.Needed != 4 {
 		t.Errorf("5x5 at 2 VLs: %v, want a VLError needing 4", err)
 	}
-	if _, err := routeParams(ctx, PORA{}, novaGraph(t, 4, 2, 1), Options{}, map[string]string{"x": "1"}); err == nil {
+	if _, err := routing.Configure(PORA{}, map[string]string{"x": "1"}); err == nil {
 		t.Error("unknown parameter accepted")
 	}
 }

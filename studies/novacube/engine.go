@@ -1,4 +1,4 @@
-package routing
+package novacube
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
 )
 
 // PORA builds deterministic, LMC-free forwarding tables for NovaCube
@@ -15,7 +16,7 @@ import (
 // 004, §5.1), registered as "pora". Only NovaCubes are accepted (switch
 // descriptions ending in "(x,y,…)" as topo.NovaCube writes them, every
 // torus and jump-over cable present); anything else is refused with
-// ErrNotApplicable. It takes no parameters.
+// routing.ErrNotApplicable. It takes no parameters.
 //
 // Tables. A destination-based table has one next hop per (switch,
 // destination), so PORA's random choices collapse to their most probable
@@ -39,9 +40,9 @@ import (
 // only span the (k−1)-ary sub-cube) get an SL bit and a VL of their own;
 // and both (four VLs). It proves each candidate with cdg.Verify, so the
 // deadlock-freedom claim holds by construction; with fewer VLs than the
-// chosen scheme uses it returns a *VLError whose Needed is exact; when no
+// chosen scheme uses it returns a *routing.VLError whose Needed is exact; when no
 // scheme fits the 4 SL bits or none is acyclic it refuses the fabric with
-// ErrNotApplicable. Found: 4×4 needs 1 VL, even k >= 6 and 4×4×4 need 2,
+// routing.ErrNotApplicable. Found: 4×4 needs 1 VL, even k >= 6 and 4×4×4 need 2,
 // odd k >= 5 in 2D and 3D need 4 (the paper's "two VCs suffice" fails
 // there for these tables).
 //
@@ -51,7 +52,7 @@ import (
 type PORA struct{}
 
 func init() {
-	Register("pora", func() Engine { return PORA{} })
+	routing.Register("pora", func() routing.Engine { return PORA{} })
 }
 
 // Name returns "pora".
@@ -61,7 +62,7 @@ func (PORA) Name() string { return "pora" }
 func (PORA) DeadlockFree() bool { return true }
 
 // Route computes the PORA tables; see PORA.
-func (e PORA) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Routing, error) {
+func (e PORA) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
 	const name = "pora"
 	if err := opt.Validate(); err != nil {
 		return nil, err
@@ -100,12 +101,12 @@ func (e PORA) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 	}
 	switch {
 	case r == nil && tooMany:
-		return nil, NotApplicable(name, "%d dimensions: the VL schemes that fit in 4 SL bits leave the CDG cyclic", t.n)
+		return nil, routing.NotApplicable(name, "%d dimensions: the VL schemes that fit in 4 SL bits leave the CDG cyclic", t.n)
 	case r == nil:
-		return nil, NotApplicable(name, "no VL scheme of the engine makes the CDG acyclic on this NovaCube")
+		return nil, routing.NotApplicable(name, "no VL scheme of the engine makes the CDG acyclic on this NovaCube")
 	}
 	if r.NumVLs > opt.MaxVLs {
-		return nil, &VLError{Engine: name, Needed: r.NumVLs, Limit: opt.MaxVLs}
+		return nil, &routing.VLError{Engine: name, Needed: r.NumVLs, Limit: opt.MaxVLs}
 	}
 	return r, nil
 }
@@ -157,29 +158,15 @@ func (sc poraScheme) vls() int {
 	return v
 }
 
-// step returns the output port from u towards d (u != d).
+// step returns the output port from u towards d (u != d): the Tables
+// reading of the one PORA relation (router.tableSlot).
 func (t *novaShape) step(u, d int32) uint8 {
-	if j := t.jumpTo[u]; j >= 0 && t.lee(j, d) < t.lee(u, d)-1 {
+	r := router{c: t.cube, v: Tables, d: int(t.node[d]), par: t.cube.coordSum(int(t.node[d]))}
+	sl := r.tableSlot(int(t.node[u]))
+	if sl == 2*t.n {
 		return t.jump[u]
 	}
-	var par int32
-	for i := 0; i < t.n; i++ {
-		par += t.x(d, i)
-	}
-	k := int32(t.k)
-	for i := 0; i < t.n; i++ {
-		a, b := t.x(u, i), t.x(d, i)
-		if a == b {
-			continue
-		}
-		f := (b - a + k) % k
-		dir := dirMinus
-		if 2*f < k || (2*f == k && par&1 == 0) {
-			dir = dirPlus
-		}
-		return t.portOf(u, i, dir)
-	}
-	return 0
+	return t.portOf(u, sl/2, sl%2)
 }
 
 // plan computes every next hop and walks every switch pair's path.
@@ -217,7 +204,7 @@ func (t *novaShape) plan(g *fabric.Graph) *poraPlan {
 
 // tables writes the LFTs, the SLs (per source switch) and the SL2VL
 // tables of a plan under a VL scheme.
-func (t *novaShape) tables(ctx context.Context, g *fabric.Graph, pl *poraPlan, sc poraScheme, opt Options) (*lft.Routing, error) {
+func (t *novaShape) tables(ctx context.Context, g *fabric.Graph, pl *poraPlan, sc poraScheme, opt routing.Options) (*lft.Routing, error) {
 	S := g.NumSwitches()
 	r := lft.New(g, "pora")
 	r.NumVLs = sc.vls()
@@ -240,7 +227,7 @@ func (t *novaShape) tables(ctx context.Context, g *fabric.Graph, pl *poraPlan, s
 		r.SL.EnableBySrc(S)
 		t.sl2vl(g, r, sc, nbits)
 	}
-	dl := lidsBySwitch(g)
+	owner := lidOwners(g)
 	err := parallel.ForProgress(ctx, S, opt.Workers, opt.Progress, func(_, i int) error {
 		u := int32(i)
 		row := r.Row(u)
@@ -248,17 +235,18 @@ func (t *novaShape) tables(ctx context.Context, g *fabric.Graph, pl *poraPlan, s
 		if r.SL.BySrc != nil {
 			slRow = r.SL.SrcRow(u)
 		}
-		for d := int32(0); int(d) < S; d++ {
-			lo, hi := dl.off[d], dl.off[d+1]
-			for j := lo; j < hi; j++ {
-				if d == u {
-					row[dl.lid[j]] = dl.port[j]
-				} else {
-					row[dl.lid[j]] = pl.nextPort[int(u)*S+int(d)]
-				}
-				if slRow != nil {
-					slRow[dl.lid[j]] = slOf(u, d)
-				}
+		for lid, o := range owner {
+			d := o.sw
+			switch {
+			case d < 0:
+				continue
+			case d == u:
+				row[lid] = o.port
+			default:
+				row[lid] = pl.nextPort[int(u)*S+int(d)]
+			}
+			if slRow != nil {
+				slRow[lid] = slOf(u, d)
 			}
 		}
 		return nil
@@ -315,4 +303,25 @@ func (t *novaShape) sl2vl(g *fabric.Graph, r *lft.Routing, sc poraScheme, nbits 
 		}
 		r.SL2VL.Switch[s] = tab
 	}
+}
+
+// lidOwner is the switch a LID leads to and the port it leaves on there
+// (0 for the switch's own LID); sw -1 for a LID without an owner.
+type lidOwner struct {
+	sw   int32
+	port uint8
+}
+
+// lidOwners lists the owner of every LID up to g.MaxLID().
+func lidOwners(g *fabric.Graph) []lidOwner {
+	out := make([]lidOwner, g.MaxLID()+1)
+	out[0].sw = -1
+	for lid := 1; lid < len(out); lid++ {
+		sw, term := g.Owner(lid)
+		out[lid] = lidOwner{sw: sw}
+		if term >= 0 {
+			out[lid] = lidOwner{sw: g.Terms[term].Switch, port: g.Terms[term].SwitchPort}
+		}
+	}
+	return out
 }

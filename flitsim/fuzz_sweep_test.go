@@ -1,6 +1,7 @@
-package main
+package flitsim
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ func FuzzParseList(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		v, err := parseList(s)
+		v, err := ParseList(s)
 		if err != nil {
 			return
 		}
@@ -32,20 +33,26 @@ func FuzzParseList(f *testing.F) {
 	})
 }
 
-// FuzzParseEngines: engine lists ("nue,dfsssp/4") never panic; accepted
-// entries have a VL limit 1..15.
-func FuzzParseEngines(f *testing.F) {
+// FuzzParseEngineSpecs: engine lists ("nue,dfsssp/4") never panic;
+// accepted entries have a VL limit 1..15 and a known name.
+func FuzzParseEngineSpecs(f *testing.F) {
 	for _, s := range []string{"minhop", "updn/4,minhop", "minhop/0", "minhop/16", "minhop,minhop", ",", "nope/3", "/", "minhop/x"} {
 		f.Add(s)
 	}
+	known := func(name string) error {
+		if name != "minhop" && name != "updn" {
+			return errors.New("unknown engine")
+		}
+		return nil
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		es, err := parseEngines(s, 8)
+		es, err := ParseEngineSpecs(s, 8, known)
 		if err != nil {
 			return
 		}
 		for _, e := range es {
-			if e.vls < 1 || e.vls > 15 {
-				t.Fatalf("%q: %s with %d VLs", s, e.name, e.vls)
+			if e.VLs < 1 || e.VLs > 15 || known(e.Name) != nil {
+				t.Fatalf("%q: %s with %d VLs", s, e.Name, e.VLs)
 			}
 		}
 	})

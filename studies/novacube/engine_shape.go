@@ -1,7 +1,17 @@
-package routing
+package novacube
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/routing"
+)
+
+// Directions of travel in one dimension.
+const (
+	dirPlus  = 0 // towards x+1
+	dirMinus = 1 // towards x−1
 )
 
 // novaShape is a recognised NovaCube (seed 004, §4.1): a k-ary n-cube
@@ -14,6 +24,8 @@ type novaShape struct {
 	port   []uint8 // switch s, dimension i, direction -> port[(s*n+i)*2+dir]
 	jump   []uint8 // switch s -> port of its jump-over cable, 0 = none
 	jumpTo []int32 // switch s -> jump-over partner, -1 = none
+	cube   *Cube   // node i: grid index i
+	node   []int32 // switch -> cube node (grid index)
 }
 
 func (t *novaShape) x(s int32, i int) int32 { return t.coord[int(s)*t.n+i] }
@@ -21,26 +33,11 @@ func (t *novaShape) x(s int32, i int) int32 { return t.coord[int(s)*t.n+i] }
 func (t *novaShape) portOf(s int32, i, dir int) uint8 { return t.port[(int(s)*t.n+i)*2+dir] }
 
 func (t *novaShape) label(s int32) string {
-	return coordString(t.coord[int(s)*t.n : (int(s)+1)*t.n])
-}
-
-// partner returns the grid index of the jump-over partner of the node at
-// coordinates c, or -1 (odd k, a coordinate k−1), as topo.NovaCube cables
-// them: ((c_i + ⌊k/2⌋) mod m) with m = k, or k−1 for odd k.
-func (t *novaShape) partner(c []int32) int {
-	m, half := int32(t.k), int32(t.k/2)
-	if t.k%2 == 1 {
-		m = int32(t.k - 1)
+	parts := make([]string, t.n)
+	for i := range parts {
+		parts[i] = strconv.Itoa(int(t.x(s, i)))
 	}
-	j, stride := 0, 1
-	for _, a := range c {
-		if a >= m {
-			return -1
-		}
-		j += int((a+half)%m) * stride
-		stride *= t.k
-	}
-	return j
+	return "(" + strings.Join(parts, ",") + ")"
 }
 
 func (t *novaShape) gridIndex(s int32) int {
@@ -52,24 +49,24 @@ func (t *novaShape) gridIndex(s int32) int {
 }
 
 // recogniseNova checks that g is a complete NovaCube and returns its
-// shape. Anything else wraps ErrNotApplicable, naming the first offence.
+// shape. Anything else wraps routing.ErrNotApplicable, naming the first offence.
 func recogniseNova(g *fabric.Graph, engine string) (*novaShape, error) {
 	S := g.NumSwitches()
 	if S == 0 {
-		return nil, NotApplicable(engine, "fabric has no switches")
+		return nil, routing.NotApplicable(engine, "fabric has no switches")
 	}
 	t := &novaShape{}
 	kmax := int32(0)
 	for s := int32(0); int(s) < S; s++ {
-		c, ok := parseCoords(g.F.Nodes[g.Switches[s]].Desc)
+		c, ok := routing.SwitchCoords(g.F.Nodes[g.Switches[s]].Desc)
 		if !ok {
-			return nil, NotApplicable(engine, "switch %q has no coordinates", g.SwitchName(s))
+			return nil, routing.NotApplicable(engine, "switch %q has no coordinates", g.SwitchName(s))
 		}
 		if s == 0 {
 			t.n = len(c)
 		}
 		if len(c) != t.n {
-			return nil, NotApplicable(engine, "switch %q has %d coordinates, expected %d", g.SwitchName(s), len(c), t.n)
+			return nil, routing.NotApplicable(engine, "switch %q has %d coordinates, expected %d", g.SwitchName(s), len(c), t.n)
 		}
 		for _, v := range c {
 			kmax = max(kmax, v+1)
@@ -85,8 +82,13 @@ func recogniseNova(g *fabric.Graph, engine string) (*novaShape, error) {
 		}
 	}
 	if prod != S || t.k < 3 {
-		return nil, NotApplicable(engine, "%d switches are no complete k-ary %d-cube with k >= 3", S, t.n)
+		return nil, routing.NotApplicable(engine, "%d switches are no complete k-ary %d-cube with k >= 3", S, t.n)
 	}
+	cube, err := NewCube(t.k, t.n, true)
+	if err != nil {
+		return nil, routing.NotApplicable(engine, "%v", err)
+	}
+	t.cube, t.node = cube, make([]int32, S)
 	t.grid = make([]int32, S)
 	for i := range t.grid {
 		t.grid[i] = -1
@@ -94,19 +96,29 @@ func recogniseNova(g *fabric.Graph, engine string) (*novaShape, error) {
 	for s := int32(0); int(s) < S; s++ {
 		p := t.gridIndex(s)
 		if t.grid[p] >= 0 {
-			return nil, NotApplicable(engine, "switches %q and %q both have coordinates %s", g.SwitchName(t.grid[p]), g.SwitchName(s), t.label(s))
+			return nil, routing.NotApplicable(engine, "switches %q and %q both have coordinates %s", g.SwitchName(t.grid[p]), g.SwitchName(s), t.label(s))
 		}
-		t.grid[p] = s
+		t.grid[p], t.node[s] = s, int32(p)
 	}
 	t.port = make([]uint8, S*t.n*2)
 	t.jump = make([]uint8, S)
 	t.jumpTo = make([]int32, S)
 	for s := int32(0); int(s) < S; s++ {
 		t.jumpTo[s] = -1
-		if p := t.partner(t.coord[int(s)*t.n : (int(s)+1)*t.n]); p >= 0 {
+		if p := cube.Jump(int(t.node[s])); p >= 0 {
 			t.jumpTo[s] = t.grid[p]
 		}
 	}
+	if err := t.cables(g, engine); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// cables records the port of every ring and jump-over cable and refuses
+// any other cable, a missing one, or a cube without jumps.
+func (t *novaShape) cables(g *fabric.Graph, engine string) error {
+	S := g.NumSwitches()
 	jumps := 0
 	for c := 0; c < g.NumChannels(); c++ {
 		a, b := g.Tail[c], g.Head[c]
@@ -123,25 +135,25 @@ func recogniseNova(g *fabric.Graph, engine string) (*novaShape, error) {
 			}
 			continue
 		}
-		return nil, NotApplicable(engine, "cable %s-%s (%q port %d) is neither a torus nor a jump-over link",
+		return routing.NotApplicable(engine, "cable %s-%s (%q port %d) is neither a torus nor a jump-over link",
 			t.label(a), t.label(b), g.SwitchName(a), g.OutPort[c])
 	}
 	if jumps == 0 {
-		return nil, NotApplicable(engine, "no jump-over links: a torus, not a NovaCube (use dor)")
+		return routing.NotApplicable(engine, "no jump-over links: a torus, not a NovaCube (use dor)")
 	}
 	for s := int32(0); int(s) < S; s++ {
 		for i := 0; i < t.n; i++ {
 			for dir := dirPlus; dir <= dirMinus; dir++ {
 				if t.portOf(s, i, dir) == 0 {
-					return nil, NotApplicable(engine, "link of %s in dimension %d missing: PORA tables do not route around failures", t.label(s), i)
+					return routing.NotApplicable(engine, "link of %s in dimension %d missing: PORA tables do not route around failures", t.label(s), i)
 				}
 			}
 		}
 		if t.jumpTo[s] >= 0 && t.jump[s] == 0 {
-			return nil, NotApplicable(engine, "jump-over link %s-%s missing", t.label(s), t.label(t.jumpTo[s]))
+			return routing.NotApplicable(engine, "jump-over link %s-%s missing", t.label(s), t.label(t.jumpTo[s]))
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // neighbour reports whether b is a ring neighbour of a: the dimension and
@@ -168,17 +180,4 @@ func (t *novaShape) neighbour(a, b int32) (dim, dir int, ok bool) {
 		return dim, dirMinus, true
 	}
 	return 0, 0, false
-}
-
-// lee returns the torus (Lee) distance between switches a and b.
-func (t *novaShape) lee(a, b int32) int {
-	d := 0
-	for i := 0; i < t.n; i++ {
-		v := int(t.x(a, i) - t.x(b, i))
-		if v < 0 {
-			v = -v
-		}
-		d += min(v, t.k-v)
-	}
-	return d
 }

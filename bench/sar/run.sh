@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# bench/sar/run.sh — scheduling-aware routing as seed 001 §3 evaluates it:
+# per fabric, job mixes (Lublin-Feitelson sizes, SLURM-like placement by
+# topology/tree and select/linear, and scattered as the locality-blind
+# reference; 10 seeds each), the multi-switch jobs given to every engine,
+# effective EFI over all jobs and per job, dark fiber, and the lower bound
+# of any destination-based routing (`nuesm study sar`). Writes
+# bench/sar/RESULTS.md and bench/sar/<fabric>/{report.md,mixes.csv,jobs.csv}.
+# Usage: bench/sar/run.sh        (make bench-sar; ~10 min on 2 cores)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+nuesm=./bin/nuesm
+[ -x "$nuesm" ] || make build >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+out=bench/sar/RESULTS.md
+seeds=${SEEDS:-1-10}
+fat=sar-nue,nue,sar-dfsssp,dfsssp,ftree,minhop,updn
+direct=sar-nue,nue,sar-dfsssp,dfsssp,dor,lash,minhop,updn
+{
+  echo "# Scheduling-aware routing ($(date -u +%Y-%m-%d), $(nproc) cores, $(go version | cut -d' ' -f3))"
+  echo
+  echo "Written by \`make bench-sar\` (\`bench/sar/run.sh\`), seeds $seeds per placement. A mix is"
+  echo "the set of jobs running after 200 job starts of a first-come-first-served batch"
+  echo "system (\`sar.Mix\`): sizes from Lublin and Feitelson's model (24 % serial, up to a"
+  echo "quarter of the hosts), placement by SLURM's topology/tree (\`tree\`) or select/linear"
+  echo "(\`linear\`) node selection, or scattered at random (\`scatter\`, no locality: the"
+  echo "reference for fragmented or locality-blind placement). The engines get the"
+  echo "multi-switch jobs, as the SAR filter passes them. Effective EFI: the most"
+  echo "intra-job paths (all jobs together) on one switch-to-switch channel; worst job"
+  echo "EFI: the largest per-job effective EFI; mean job EFI: the per-job effective EFI"
+  echo "averaged over a mix's jobs; dark fiber: cables no intra-job path uses. The bound"
+  echo "(\`sar.Bound\`) is a lower bound for any destination-based routing: a switch"
+  echo "with a of a job's s hosts sends a·(s−a) paths over its channels, a at a time"
+  echo "(one table entry per destination). Gains are (engine − sar-nue) / engine,"
+  echo "averaged over the mixes. Every routing is verified (all pairs, no loops,"
+  echo "acyclic CDG per VL within 8 VLs); n/a names the engine's failure."
+  echo
+} > "$out"
+run() { # name, gen args, engines, allocs
+  local name=$1 gen=$2 engines=$3 allocs=$4
+  # shellcheck disable=SC2086
+  $nuesm gen $gen -o "$work/$name.topo" >/dev/null 2>&1
+  mkdir -p "bench/sar/$name"
+  if ! nice -n 10 $nuesm study sar "$work/$name.topo" --engines "$engines" --allocs "$allocs" --seeds "$seeds" \
+      -q -o "bench/sar/$name" > "$work/$name.md" 2> "$work/$name.err"; then
+    cat "$work/$name.err" >&2
+    exit 1
+  fi
+  {
+    echo "## $name (\`nuesm gen $gen\`)"
+    echo
+    sed '1d' "$work/$name.md" | sed 's/^#### /### /'
+    echo
+    echo "Data: [$name/mixes.csv]($name/mixes.csv) (per mix and engine), [$name/jobs.csv]($name/jobs.csv) (per job)."
+    echo
+  } >> "$out"
+}
+run clos2-36 "clos2 --radix 36" "$fat" tree,linear,scatter
+run fattree-8-3 "fattree --k 8 --n 3" "$fat" tree,linear,scatter
+run fattree-12-3 "fattree --k 12 --n 3" "$fat" tree,linear,scatter
+run torus-6x6x6 "torus --dims 6x6x6 --hosts 2" "$direct" linear,tree,scatter
+run torus-8x8 "torus --dims 8x8 --hosts 4" "$direct" linear,tree,scatter
+# Hand-written reading of the figures, kept beside the script.
+if [ -f bench/sar/NOTES.md ]; then
+  { echo; cat bench/sar/NOTES.md; } >> "$out"
+fi
