@@ -27,11 +27,12 @@ type verifyBenchFixture struct {
 
 // Benchmark fixtures: the 3-level fat tree k=12 (432 switches, 1,728
 // hosts) and the 8×8×8 torus with 4 hosts a switch, routed with MinHop;
-// the 3-level fat tree k=18 (972 switches, 5,832 hosts) and the random
-// fabric of bench/opensm (128 switches of degree 4, 8 hosts each, seed
-// 1), routed with Nue at 8 VLs as the daemon routes them.
+// the 3-level fat tree k=18 (972 switches, 5,832 hosts), the radix-36
+// 3-level Clos (1,620 switches, 11,664 hosts) and the random fabric of
+// bench/opensm (128 switches of degree 4, 8 hosts each, seed 1), routed
+// with Nue at 8 VLs as the daemon routes them.
 var verifyBench = map[string]*verifyBenchFixture{
-	"fattree12-3": {}, "torus8x8x8": {}, "fattree18-3-nue8": {}, "random128-h8-nue8": {},
+	"fattree12-3": {}, "torus8x8x8": {}, "fattree18-3-nue8": {}, "clos36-3-nue8": {}, "random128-h8-nue8": {},
 }
 
 func buildVerifyFixture(name string) (*topo.Topology, string, int, error) {
@@ -44,6 +45,9 @@ func buildVerifyFixture(name string) (*topo.Topology, string, int, error) {
 		return tp, "minhop", 0, err
 	case "fattree18-3-nue8":
 		tp, err := topo.FatTree(18, 3, 0)
+		return tp, "nue", 8, err
+	case "clos36-3-nue8":
+		tp, err := topo.Clos3(36)
 		return tp, "nue", 8, err
 	default: // random128-h8-nue8
 		tp, err := topo.Random(128, 4, 8, 1)
@@ -120,6 +124,12 @@ func BenchmarkVerify_FatTree3_k18_Nue8(b *testing.B) {
 }
 func BenchmarkVerify_FatTree3_k18_Nue8_Daemon(b *testing.B) {
 	benchVerifyDaemon(b, "fattree18-3-nue8")
+}
+func BenchmarkVerify_Clos3_r36_Nue8(b *testing.B) {
+	benchVerify(b, "clos36-3-nue8", cdg.Options{Workers: 1, SwitchDelivery: true})
+}
+func BenchmarkVerify_Clos3_r36_Nue8_Daemon(b *testing.B) {
+	benchVerifyDaemon(b, "clos36-3-nue8")
 }
 func BenchmarkVerify_Random128_h8_Nue8(b *testing.B) {
 	benchVerify(b, "random128-h8-nue8", cdg.Options{Workers: 1, SwitchDelivery: true})

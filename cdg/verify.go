@@ -173,6 +173,17 @@ type verifier struct {
 	dests int // destination LIDs
 	// srcCols: per-source-switch SLs read a block at a time (see walker.block)
 	srcCols bool
+	// Per switch, as the walks of a destination on another switch count its
+	// sources: base their number, need 1 when there are any, srcAll all ones
+	// when their paths count in the CDG. Per component of the switch graph:
+	// compN the sources, compNeed the switches with sources; totalN the
+	// sources of the fabric.
+	base     []int64
+	need     []uint8
+	srcAll   []uint32
+	compN    []int64
+	compNeed []int32
+	totalN   int64
 
 	pairs    int64
 	deliv    int64
@@ -220,7 +231,31 @@ func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
 		}
 	}
 	v.srcCols = !v.cross && r.SL.BySrc != nil && len(r.SL.Pair) == 0 && len(r.SL.ByDest) > g.MaxLID()
+	v.sourceSums()
 	return v
+}
+
+// sourceSums fills base, need, srcAll, compN, compNeed and totalN.
+func (v *verifier) sourceSums() {
+	S := v.g.NumSwitches()
+	v.base, v.need, v.srcAll = make([]int64, S), make([]uint8, S), make([]uint32, S)
+	v.compN, v.compNeed = make([]int64, S), make([]int32, S)
+	for u := 0; u < S; u++ {
+		n := int64(v.nsrc[u])
+		if v.opt.SwitchSources || v.opt.SwitchDelivery {
+			n++
+		}
+		if v.nsrc[u] > 0 || v.opt.SwitchSources {
+			v.srcAll[u] = ^uint32(0)
+		}
+		v.base[u] = n
+		v.compN[v.comp[u]] += n
+		v.totalN += n
+		if n > 0 {
+			v.need[u] = 1
+			v.compNeed[v.comp[u]]++
+		}
+	}
 }
 
 // vlField is the number of VLs the 4-bit VL field can name (VL15, for
@@ -332,9 +367,16 @@ func (v *verifier) csr(rep *Report) *CSR {
 	for c := 0; c < g.NumChannels(); c++ {
 		head := g.Head[c]
 		lo, hi := v.tbase[c]*per, v.tbase[c+1]*per
-		for b := lo; b < hi; b++ {
-			if v.edges[b>>6]&(1<<(b&63)) == 0 {
+		// The set bits of [lo, hi) in increasing order, a word at a time.
+		for b := lo; b < hi; {
+			word := v.edges[b>>6] >> (b & 63)
+			if word == 0 {
+				b = (b | 63) + 1
 				continue
+			}
+			b += int64(bits.TrailingZeros64(word))
+			if b >= hi {
+				break
 			}
 			rel := b - lo
 			k := rel / per
@@ -353,6 +395,7 @@ func (v *verifier) csr(rep *Report) *CSR {
 			} else {
 				rep.CrossVL++
 			}
+			b++
 		}
 	}
 	rep.CDGEdges = len(from)

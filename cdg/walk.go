@@ -10,18 +10,24 @@ import (
 
 // block is the number of destination LIDs a walker reads at a time: one
 // cache line of every switch's table, transposed so that each
-// destination's entries (a column of the tables) lie in one contiguous
+// destination's next hops (a column of the tables) lie in one contiguous
 // slice.
 const block = 64
 
 // walker checks one destination at a time; each worker owns one.
 type walker struct {
-	v     *verifier
-	t     *lft.Walker
-	tb    []uint8  // the block's LFT entries: tb[j*S+x] is switch x's entry for LID d0+j
-	sb    []uint8  // the block's per-source-switch SLs, laid out as tb (nil: not used)
-	vls   []uint32 // per switch: VLs of the walked paths that pass it (uniform SL2VL)
-	stamp uint32
+	v *verifier
+	t *lft.Walker
+	// cb holds the block's next hops: cb[j*S+x] is the channel switch x
+	// forwards LID d0+j on, -1 where the entry leads to no other switch
+	// (uniform SL2VL only).
+	cb     []int32
+	sb     []uint8  // the block's per-source-switch SLs, laid out as cb (nil: not used)
+	vls    []uint32 // per switch: VLs of the walked paths that pass it (uniform SL2VL; zero between destinations)
+	st     []uint32 // per switch: tstamp<<2 | state for the current destination
+	tstamp uint32
+	path   []int32
+	stamp  uint32
 	// chStamp is per virtual channel: (dest stamp, SL) already walked
 	// onward (per-port SL2VL tables only).
 	chStamp []uint32
@@ -31,13 +37,20 @@ type walker struct {
 	examples                          []example
 }
 
+// Tree states of a switch (st's low bits).
+const (
+	stVisiting uint32 = 1
+	stOK       uint32 = 2
+	stBad      uint32 = 3
+)
+
 func newWalker(v *verifier) *walker {
 	S := v.g.NumSwitches()
-	w := &walker{v: v, t: lft.NewWalker(v.g, v.r), tb: make([]uint8, block*S)}
+	w := &walker{v: v, t: lft.NewWalker(v.g, v.r)}
 	if v.cross {
 		w.chStamp = make([]uint32, v.g.NumChannels()*v.V)
 	} else {
-		w.vls = make([]uint32, S)
+		w.cb, w.vls, w.st = make([]int32, block*S), make([]uint32, S), make([]uint32, S)
 	}
 	if v.srcCols {
 		w.sb = make([]uint8, block*S)
@@ -50,8 +63,10 @@ func (w *walker) block(b int) {
 	v, S := w.v, w.v.g.NumSwitches()
 	d0 := b * block
 	n := min(block, v.g.MaxLID()+1-d0)
-	for x := int32(0); int(x) < S; x++ {
-		transpose(w.tb, S, x, v.r.Row(x)[d0:d0+n])
+	if w.cb != nil {
+		for x := int32(0); int(x) < S; x++ {
+			transposeHops(w.cb, S, x, v.g.PortChannels(x), v.r.Row(x)[d0:d0+n])
+		}
 	}
 	if w.sb != nil {
 		for x := int32(0); int(x) < S; x++ {
@@ -67,7 +82,9 @@ func (w *walker) block(b int) {
 		if w.sb != nil {
 			sl = w.sb[j*S : (j+1)*S]
 		}
-		w.dest(d, w.tb[j*S:(j+1)*S], sl)
+		if w.cb == nil || !w.tree(d, w.cb[j*S:(j+1)*S], sl) {
+			w.dest(d, sl)
+		}
 	}
 }
 
@@ -79,14 +96,27 @@ func transpose(tb []uint8, S int, x int32, row []uint8) {
 	}
 }
 
-// dest checks every source against destination LID d, whose entry at
-// switch x is col[x] and whose per-source-switch SL is sl[x] (sl nil: read
-// from the SL table).
-func (w *walker) dest(d int, col, sl []uint8) {
+// transposeHops writes the channels switch x's entries of a block of LIDs
+// lead to into the block's columns: cb[j*S+x] is the channel port row[j]
+// leaves on (pcs: x's channels by port), -1 for none.
+func transposeHops(cb []int32, S int, x int32, pcs []int32, row []uint8) {
+	for j, p := range row {
+		c := int32(-1)
+		if int(p) < len(pcs) && p != lft.NoPort {
+			c = pcs[p]
+		}
+		cb[j*S+int(x)] = c
+	}
+}
+
+// dest checks every source against destination LID d with lft.Walker,
+// reading the tables, whatever they hold; sl[x] is the per-source-switch
+// SL of switch x (sl nil: read from the SL table).
+func (w *walker) dest(d int, sl []uint8) {
 	v, g := w.v, w.v.g
 	w.stamp++
 	dsw, dport, term := lft.Target(g, d)
-	w.t.DestColumn(col, dsw, dport)
+	w.t.Dest(d)
 	for u := int32(0); int(u) < g.NumSwitches(); u++ {
 		n := int64(v.nsrc[u])
 		if term >= 0 && g.Terms[term].Switch == u {
@@ -185,7 +215,7 @@ func (w *walker) spread(dsw int32) {
 		}
 		base := (v.tbase[c] + int64(w.t.Next(h)-g.Off[h])) * V
 		for ; m != 0; m &= m - 1 {
-			v.setBit(base + int64(bits.TrailingZeros32(m)))
+			setBit(v.edges, base+int64(bits.TrailingZeros32(m)))
 		}
 	}
 }
@@ -264,13 +294,13 @@ func (w *walker) setEdge(c1 int32, vl1 uint8, c2 int32, vl2 uint8) {
 	} else {
 		bit = turn*int64(v.V) + int64(vl2)
 	}
-	v.setBit(bit)
+	setBit(v.edges, bit)
 }
 
 // setBit sets a dependency bit; walkers of other destinations set bits
 // concurrently.
-func (v *verifier) setBit(bit int64) {
-	word, mask := &v.edges[bit>>6], uint64(1)<<(bit&63)
+func setBit(edges []uint64, bit int64) {
+	word, mask := &edges[bit>>6], uint64(1)<<(bit&63)
 	if atomic.LoadUint64(word)&mask == 0 {
 		atomic.OrUint64(word, mask)
 	}
