@@ -355,11 +355,43 @@ func (v *verifier) report() *Report {
 }
 
 // csr turns the dependency bitset into a graph over virtual channels and
-// fills the edge counts of rep.
+// fills the edge counts of rep. Each vertex's successors keep the order of
+// the bits, as NewCSR keeps the order of an edge list.
 func (v *verifier) csr(rep *Report) *CSR {
-	g, V := v.g, v.V
+	V := v.V
 	rep.EdgesPerVL = make([]int, V)
-	var from, to []int32
+	n := v.g.NumChannels() * V
+	g := &CSR{Off: make([]int32, n+1)}
+	var m int64
+	v.eachEdge(func(from, _ int32, vl1, vl2 int) {
+		g.Off[from+1]++
+		m++
+		if vl1 == vl2 {
+			rep.EdgesPerVL[vl1]++
+		} else {
+			rep.CrossVL++
+		}
+	})
+	if m > 1<<31-1 {
+		panic(fmt.Sprintf("cdg: %d dependencies exceed the int32 CSR limit", m))
+	}
+	rep.CDGEdges = int(m)
+	for i := 0; i < n; i++ {
+		g.Off[i+1] += g.Off[i]
+	}
+	g.Adj = make([]int32, m)
+	fill := slices.Clone(g.Off[:n])
+	v.eachEdge(func(from, to int32, _, _ int) {
+		g.Adj[fill[from]] = to
+		fill[from]++
+	})
+	return g
+}
+
+// eachEdge calls fn for every dependency of the bitset in bit order: from
+// and to are virtual-channel vertices (channel*V + VL).
+func (v *verifier) eachEdge(fn func(from, to int32, vl1, vl2 int)) {
+	g, V := v.g, v.V
 	per := int64(V)
 	if v.cross {
 		per *= int64(V)
@@ -368,10 +400,10 @@ func (v *verifier) csr(rep *Report) *CSR {
 		head := g.Head[c]
 		lo, hi := v.tbase[c]*per, v.tbase[c+1]*per
 		// The set bits of [lo, hi) in increasing order, a word at a time.
-		for b := lo; b < hi; {
+		for b := lo; b < hi; b++ {
 			word := v.edges[b>>6] >> (b & 63)
 			if word == 0 {
-				b = (b | 63) + 1
+				b |= 63 // the loop's b++ moves to the next word
 				continue
 			}
 			b += int64(bits.TrailingZeros64(word))
@@ -380,28 +412,12 @@ func (v *verifier) csr(rep *Report) *CSR {
 			}
 			rel := b - lo
 			k := rel / per
-			var vl1, vl2 int
+			vl1, vl2 := int(rel%per), int(rel%per)
 			if v.cross {
 				vl1, vl2 = int(rel%per)/V, int(rel%per)%V
-			} else {
-				vl1 = int(rel % per)
-				vl2 = vl1
 			}
 			c2 := g.Off[head] + int32(k)
-			from = append(from, int32(c)*int32(V)+int32(vl1))
-			to = append(to, c2*int32(V)+int32(vl2))
-			if vl1 == vl2 {
-				rep.EdgesPerVL[vl1]++
-			} else {
-				rep.CrossVL++
-			}
-			b++
+			fn(int32(c)*int32(V)+int32(vl1), c2*int32(V)+int32(vl2), vl1, vl2)
 		}
 	}
-	rep.CDGEdges = len(from)
-	csr, err := NewCSR(g.NumChannels()*V, from, to)
-	if err != nil {
-		panic(err) // vertex ids come from the graph itself
-	}
-	return csr
 }
