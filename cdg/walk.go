@@ -2,7 +2,6 @@ package cdg
 
 import (
 	"fmt"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/lft"
@@ -23,13 +22,13 @@ type walker struct {
 	// (uniform SL2VL only).
 	cb     []int32
 	sb     []uint8  // the block's per-source-switch SLs, laid out as cb (nil: not used)
-	vls    []uint32 // per switch: VLs of the walked paths that pass it (uniform SL2VL; zero between destinations)
+	vls    []uint32 // per switch: VLs pushed through it for the current destination (tree; zero between destinations)
 	st     []uint32 // per switch: tstamp<<2 | state for the current destination
 	tstamp uint32
 	path   []int32
 	stamp  uint32
 	// chStamp is per virtual channel: (dest stamp, SL) already walked
-	// onward (per-port SL2VL tables only).
+	// onward (dest; allocated when first needed).
 	chStamp []uint32
 
 	pairs, deliv, unconn, loops, dead int64
@@ -47,9 +46,7 @@ const (
 func newWalker(v *verifier) *walker {
 	S := v.g.NumSwitches()
 	w := &walker{v: v, t: lft.NewWalker(v.g, v.r)}
-	if v.cross {
-		w.chStamp = make([]uint32, v.g.NumChannels()*v.V)
-	} else {
+	if !v.cross {
 		w.cb, w.vls, w.st = make([]int32, block*S), make([]uint32, S), make([]uint32, S)
 	}
 	if v.srcCols {
@@ -83,7 +80,7 @@ func (w *walker) block(b int) {
 			sl = w.sb[j*S : (j+1)*S]
 		}
 		if w.cb == nil || !w.tree(d, w.cb[j*S:(j+1)*S], sl) {
-			w.dest(d, sl)
+			w.dest(d)
 		}
 	}
 }
@@ -110,10 +107,13 @@ func transposeHops(cb []int32, S int, x int32, pcs []int32, row []uint8) {
 }
 
 // dest checks every source against destination LID d with lft.Walker,
-// reading the tables, whatever they hold; sl[x] is the per-source-switch
-// SL of switch x (sl nil: read from the SL table).
-func (w *walker) dest(d int, sl []uint8) {
+// reading the tables, whatever they hold, and walks the delivered paths
+// for their dependencies (edges).
+func (w *walker) dest(d int) {
 	v, g := w.v, w.v.g
+	if w.chStamp == nil {
+		w.chStamp = make([]uint32, g.NumChannels()*v.V)
+	}
 	w.stamp++
 	dsw, dport, term := lft.Target(g, d)
 	w.t.Dest(d)
@@ -144,16 +144,7 @@ func (w *walker) dest(d int, sl []uint8) {
 			continue
 		}
 		w.deliv += n
-		if v.cross {
-			w.edges(u, d, dsw, dport, term, self && v.opt.SwitchSources)
-		} else {
-			m := w.sourceVLs(u, d, term, self && v.opt.SwitchSources, sl)
-			w.vls[u] = m
-			w.vlMask |= m
-		}
-	}
-	if !v.cross {
-		w.spread(dsw)
+		w.edges(u, d, dsw, dport, term, self && v.opt.SwitchSources)
 	}
 }
 
@@ -188,41 +179,8 @@ func (w *walker) sourceVLs(u int32, d int, term int32, self bool, sl []uint8) ui
 	return m
 }
 
-// spread pushes the VLs of the walked paths down the tree of next hops
-// towards destination switch dsw, each switch before the switches its walk
-// passes (the walker's order reversed), and sets a dependency per VL for
-// every two consecutive hops: the dependencies of every walked path, each
-// switch's next hop read once per destination.
-func (w *walker) spread(dsw int32) {
-	v, g := w.v, w.v.g
-	ok := w.t.Order()
-	V := int64(v.V)
-	for i := len(ok) - 1; i >= 0; i-- {
-		x := ok[i]
-		m := w.vls[x]
-		if m == 0 {
-			continue
-		}
-		w.vls[x] = 0
-		if x == dsw {
-			continue
-		}
-		c := w.t.Next(x)
-		h := g.Head[c]
-		w.vls[h] |= m
-		if h == dsw {
-			continue
-		}
-		base := (v.tbase[c] + int64(w.t.Next(h)-g.Off[h])) * V
-		for ; m != 0; m &= m - 1 {
-			setBit(v.edges, base+int64(bits.TrailingZeros32(m)))
-		}
-	}
-}
-
 // edges records the dependencies of the delivered paths from switch u to
-// d: one walk per distinct (SL, input port) among u's sources (per-port
-// SL2VL tables, where the VL may change along a path).
+// d: one walk per distinct (SL, input port) among u's sources.
 func (w *walker) edges(u int32, d int, dsw int32, dport uint8, term int32, self bool) {
 	v, g, r := w.v, w.v.g, w.v.r
 	perPort := r.SL2VL.Switch != nil && r.SL2VL.Switch[u] != nil

@@ -252,12 +252,5 @@ func (w *Walker) Accumulate(load, perChannel []int64) {
 	}
 }
 
-// Order returns the switches settled as delivered for the current
-// destination, each after the switch it forwards to: its reverse visits
-// every switch before any switch its walk passes. The caller must not
-// modify it; Resolve appends to it, and the next Dest or DestColumn
-// empties it.
-func (w *Walker) Order() []int32 { return w.ok }
-
 // Graph returns the graph the Walker walks.
 func (w *Walker) Graph() *fabric.Graph { return w.g }
