@@ -13,7 +13,7 @@ type destTree struct {
 	sl   []uint8 // per switch: the SL of its sources (nil: the SL table's)
 	dsw  int32
 	dvl  uint32 // the VL of d's SL when it depends on d alone
-	pair bool   // per-pair SLs: vlsOf asks sourceVLs
+	pair bool   // per-pair SLs: push asks sourceVLs
 }
 
 // tree checks every source against destination LID d when every port maps
