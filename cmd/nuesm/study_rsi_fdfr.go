@@ -52,6 +52,7 @@ node's tables are whole again, the text's reading).`,
 		},
 	}
 	rf.add(c, "8")
+	rf.addLocal(c)
 	fl := c.Flags()
 	fl.StringArrayVar(&fails, "fail", nil, "failed element, node:N or link:N:PORT (N = index or sS/nI); repeatable")
 	fl.StringVar(&sweep, "sweep", "", "fail every node (nodes) or every cable (links) alone, one row each")
@@ -86,7 +87,7 @@ func runRSIFDFR(w io.Writer, rf rsiFlags, fails []string, sweep string, opt rsi.
 	if sweep != "" && sweep != "nodes" && sweep != "links" {
 		return fmt.Errorf("--sweep %q, expected nodes or links", sweep)
 	}
-	n, err := buildRSI(cfgs[0])
+	n, err := rf.buildRSI(cfgs[0])
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func runRSIFDFRSummary(w io.Writer, rf rsiFlags, sweep, rules string, badFlags b
 		return err
 	}
 	for _, cfg := range cfgs {
-		n, err := buildRSI(cfg)
+		n, err := rf.buildRSI(cfg)
 		if err != nil {
 			return err
 		}
