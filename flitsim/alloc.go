@@ -48,16 +48,40 @@ func (s *sim) switchCycle(sw int32) bool {
 	ins := n.swIn[n.swInOff[sw]:n.swInOff[sw+1]]
 	s.stallWait = false
 	if s.swVA[sw] {
-		s.swVA[sw] = s.allocVCs(ins) || s.stallWait
+		if s.now < s.vaWait[sw] {
+			s.stallWait = true // VC allocation would only find stalls again
+		} else {
+			s.stallMin = 1<<63 - 1
+			refused := s.allocVCs(ins)
+			s.swVA[sw] = refused || s.stallWait
+			s.vaWait[sw] = 0
+			if !refused && s.stallWait && n.pool == 1 {
+				s.vaWait[sw] = s.stallMin
+			}
+		}
 	}
 	return s.allocSwitch(ins) || s.stallWait
 }
 
+// wakeVA marks that VC allocation at switch sw may grant something new: a
+// head flit arrived, an output VC was released, or (virtual cut-through)
+// a whole packet's credits are back.
+//
+// Until then, a switch whose candidates all wait in their route stall
+// skips VC allocation up to the earliest stall's end (vaWait): nothing
+// else can change its outcome meanwhile. With VC pools a credit can make
+// another VC of a pool eligible, so pools always run it.
+func (s *sim) wakeVA(sw int32) {
+	s.swVA[sw] = true
+	s.vaWait[sw] = 0
+}
+
 // allocVCs runs VC allocation; it reports whether some eligible proposal
 // was refused (so that the stage must run again next cycle). Otherwise
-// only a new head flit, a released output VC or, for virtual cut-through,
-// credits for a whole packet can make a new grant possible, and those set
-// the switch's flag.
+// only a new head flit, a released output VC, the end of a route stall
+// (s.stallWait, s.stallMin) or, for virtual cut-through, credits for a
+// whole packet can make a new grant possible, and those set the switch's
+// flag.
 func (s *sim) allocVCs(ins []int32) bool {
 	K := int32(len(ins)) << s.vs
 	islip := s.cfg.Allocator == ISLIP
@@ -66,16 +90,14 @@ func (s *sim) allocVCs(ins []int32) bool {
 		tick := s.tick
 		s.reqs = s.reqs[:0]
 		for i, li := range ins {
-			for m := s.inMask[li]; m != 0; m &= m - 1 {
+			// Input VCs holding packets, none of them in progress.
+			for m := s.inMask[li] &^ s.actMask[li]; m != 0; m &= m - 1 {
 				vl := int32(bits.TrailingZeros32(m))
-				ivc := li<<s.vs | vl
-				if s.iv[ivc].active < 0 {
-					s.vcRequests(ivc, int32(i)<<s.vs|vl, islip)
-				}
+				s.vcRequests(li<<s.vs|vl, int32(i)<<s.vs|vl, islip)
 			}
 		}
 		if len(s.reqs) == 0 {
-			return s.stallWait
+			return false
 		}
 		// Each output VC picks the proposal closest after its pointer.
 		s.ovList = s.ovList[:0]
@@ -184,8 +206,9 @@ func (s *sim) routed(e int32) bool {
 	if s.en[e].ready < 0 {
 		s.en[e].ready = s.now + int64(s.cfg.RouteStall)
 	}
-	if s.now < s.en[e].ready {
+	if r := s.en[e].ready; s.now < r {
 		s.stallWait = true
+		s.stallMin = min(s.stallMin, r)
 		return false
 	}
 	return true
@@ -396,6 +419,6 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 		s.iv[ivc].active = -1
 		s.actMask[li] &^= 1 << uint32(vl)
 		s.release(ivc, e)
-		s.swVA[s.n.lkDstSw[li]] = true
+		s.wakeVA(s.n.lkDstSw[li])
 	}
 }

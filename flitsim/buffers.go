@@ -36,7 +36,9 @@ func (s *sim) arrive(sw int32, ev *event) {
 			s.inMask[l] |= 1 << ev.vl
 		}
 		s.iv[ivc].arriving = e
-		s.swVA[sw] = true
+		if tail < 0 || s.voq || s.n.pool > 1 {
+			s.wakeVA(sw) // a new candidate for VC allocation
+		}
 	} else {
 		e = s.iv[ivc].arriving
 	}

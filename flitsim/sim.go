@@ -143,7 +143,7 @@ func (s *sim) events() {
 			o.credits++
 			if sw := s.n.lkSrcSw[ev.link]; sw >= 0 {
 				if s.vct && o.credits == s.P {
-					s.swVA[sw] = true // room for a whole packet again
+					s.wakeVA(sw) // room for a whole packet again
 				}
 				s.wakeSwitch(sw)
 			} else {

@@ -120,8 +120,10 @@ type sim struct {
 	grants  []saGrant
 
 	swMark     []int64
-	swVA       []bool // VC allocation may grant something new at the switch
-	stallWait  bool   // the switch has a candidate in its route stall
+	swVA       []bool  // VC allocation may grant something new at the switch
+	vaWait     []int64 // per switch: VC allocation finds only route stalls before this cycle
+	stallWait  bool    // the switch has a candidate in its route stall
+	stallMin   int64   // the earliest end of those stalls
 	active     []int32
 	nextActive []int32
 
@@ -202,7 +204,7 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 	}
 	S := n.g.NumSwitches()
 	s.swMark = make([]int64, S)
-	s.swVA = make([]bool, S)
+	s.swVA, s.vaWait = make([]bool, S), make([]int64, S)
 	for i := range s.swMark {
 		s.swMark[i] = -1
 	}

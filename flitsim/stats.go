@@ -139,23 +139,45 @@ type LatencyStats struct {
 	Max   int64   `json:"max"`
 }
 
-// summarize sorts xs (in place) and computes its statistics; percentiles
-// are nearest-rank.
+// summarize computes the statistics of xs (it may reorder xs);
+// percentiles are nearest-rank. Latencies span a small range, so a
+// counting pass usually replaces the sort.
 func summarize(xs []int32) LatencyStats {
 	if len(xs) == 0 {
 		return LatencyStats{}
 	}
-	slices.Sort(xs)
+	lo, hi := xs[0], xs[0]
 	var sum int64
 	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
 		sum += int64(x)
 	}
-	rank := func(p float64) int64 {
+	rank := func(p float64) int {
 		k := int(p*float64(len(xs))+0.999999999) - 1
-		return int64(xs[min(max(k, 0), len(xs)-1)])
+		return min(max(k, 0), len(xs)-1)
 	}
-	return LatencyStats{
-		Count: int64(len(xs)), Mean: float64(sum) / float64(len(xs)),
-		P50: rank(0.5), P99: rank(0.99), Max: int64(xs[len(xs)-1]),
+	r50, r99 := rank(0.5), rank(0.99)
+	st := LatencyStats{Count: int64(len(xs)), Mean: float64(sum) / float64(len(xs)), Max: int64(hi)}
+	if span := int64(hi) - int64(lo); span > 4*int64(len(xs))+1024 {
+		slices.Sort(xs)
+		st.P50, st.P99 = int64(xs[r50]), int64(xs[r99])
+		return st
 	}
+	counts := make([]int32, int(hi-lo)+1)
+	for _, x := range xs {
+		counts[x-lo]++
+	}
+	seen := 0
+	for v, c := range counts {
+		next := seen + int(c)
+		if seen <= r50 && r50 < next {
+			st.P50 = int64(lo) + int64(v)
+		}
+		if seen <= r99 && r99 < next {
+			st.P99 = int64(lo) + int64(v)
+			break
+		}
+		seen = next
+	}
+	return st
 }
