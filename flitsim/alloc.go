@@ -52,7 +52,7 @@ func (s *sim) switchCycle(sw int32) bool {
 			s.stallWait = true // VC allocation would only find stalls again
 		} else {
 			s.stallMin = 1<<63 - 1
-			refused := s.allocVCs(ins)
+			refused := s.allocVCs(sw, ins)
 			s.swVA[sw] = refused || s.stallWait
 			s.vaWait[sw] = 0
 			if !refused && s.stallWait && n.pool == 1 {
@@ -60,7 +60,7 @@ func (s *sim) switchCycle(sw int32) bool {
 			}
 		}
 	}
-	return s.allocSwitch(ins) || s.stallWait
+	return s.allocSwitch(sw, ins) || s.stallWait
 }
 
 // wakeVA marks that VC allocation at switch sw may grant something new: a
@@ -82,18 +82,22 @@ func (s *sim) wakeVA(sw int32) {
 // (s.stallWait, s.stallMin) or, for virtual cut-through, credits for a
 // whole packet can make a new grant possible, and those set the switch's
 // flag.
-func (s *sim) allocVCs(ins []int32) bool {
+func (s *sim) allocVCs(sw int32, ins []int32) bool {
 	K := int32(len(ins)) << s.vs
 	islip := s.cfg.Allocator == ISLIP
 	for it := 0; it < s.its; it++ {
 		s.tick++
 		tick := s.tick
 		s.reqs = s.reqs[:0]
-		for i, li := range ins {
-			// Input VCs holding packets, none of them in progress.
-			for m := s.inMask[li] &^ s.actMask[li]; m != 0; m &= m - 1 {
-				vl := int32(bits.TrailingZeros32(m))
-				s.vcRequests(li<<s.vs|vl, int32(i)<<s.vs|vl, islip)
+		for wi, base := int32(0), sw*s.inWords; wi < s.inWords; wi++ {
+			for mi := s.swIdleIn[base+wi]; mi != 0; mi &= mi - 1 {
+				i := wi<<6 | int32(bits.TrailingZeros64(mi))
+				li := ins[i]
+				// Input VCs holding packets, none of them in progress.
+				for m := s.inMask[li] &^ s.actMask[li]; m != 0; m &= m - 1 {
+					vl := int32(bits.TrailingZeros32(m))
+					s.vcRequests(li<<s.vs|vl, i<<s.vs|vl, islip)
+				}
 			}
 		}
 		if len(s.reqs) == 0 {
@@ -234,6 +238,7 @@ func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
 	s.ov[q.ov].owner = q.ivc
 	s.iv[q.ivc].active = q.e
 	s.actMask[q.ivc>>s.vs] |= 1 << uint32(q.ivc&(1<<s.vs-1))
+	s.syncIn(q.ivc >> s.vs)
 	if movePtr {
 		s.ov[q.ov].vaPtr = (q.inKey + 1) % K
 		s.vaInPtr[q.ivc] = uint16(q.pos + 1)
@@ -241,11 +246,11 @@ func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
 }
 
 // allocSwitch runs switch allocation and forwards the granted flits.
-func (s *sim) allocSwitch(ins []int32) bool {
+func (s *sim) allocSwitch(sw int32, ins []int32) bool {
 	moved, wait := false, false
 	for it := 0; it < s.its; it++ {
 		s.tick++
-		wait = s.saRequests(ins) || wait
+		wait = s.saRequests(sw, ins) || wait
 		if len(s.lkList) == 0 {
 			break
 		}
@@ -272,12 +277,21 @@ func (s *sim) allocSwitch(ins []int32) bool {
 // send a flit on it (s.lkList, s.lkMask, s.ovBest for this tick); round
 // robin leaves one VL per input. It reports whether a VL waits only for
 // its output link's bandwidth.
-func (s *sim) saRequests(ins []int32) (wait bool) {
+func (s *sim) saRequests(sw int32, ins []int32) (wait bool) {
 	tick := s.tick
-	vmask := int32(1)<<s.vs - 1
 	nowFP := s.now << 10
 	s.lkList = s.lkList[:0]
-	for _, li := range ins {
+	for wi, base := int32(0), sw*s.inWords; wi < s.inWords; wi++ {
+		wait = s.saInputs(ins[wi<<6:], s.swActIn[base+wi], tick, nowFP) || wait
+	}
+	return wait
+}
+
+// saInputs is saRequests for the inputs ins[i] of the bits i of mask.
+func (s *sim) saInputs(ins []int32, mask uint64, tick uint32, nowFP int64) (wait bool) {
+	vmask := int32(1)<<s.vs - 1
+	for ; mask != 0; mask &= mask - 1 {
+		li := ins[bits.TrailingZeros64(mask)]
 		if s.inUsed[li] == s.now {
 			continue
 		}
@@ -419,6 +433,7 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 		s.iv[ivc].active = -1
 		s.actMask[li] &^= 1 << uint32(vl)
 		s.release(ivc, e)
+		s.syncIn(li)
 		s.wakeVA(s.n.lkDstSw[li])
 	}
 }

@@ -34,6 +34,7 @@ func (s *sim) arrive(sw int32, ev *event) {
 		s.iv[ivc].tail = e
 		if s.iv[ivc].count++; s.iv[ivc].count == 1 {
 			s.inMask[l] |= 1 << ev.vl
+			s.syncIn(l)
 		}
 		s.iv[ivc].arriving = e
 		if tail < 0 || s.voq || s.n.pool > 1 {
@@ -97,5 +98,23 @@ func (s *sim) sink(ev *event) {
 	}
 	if ev.kind&evTail != 0 {
 		s.deliver(ev.pkt)
+	}
+}
+
+// syncIn updates input link li's bits in its switch's input masks:
+// swActIn (a packet in progress) and swIdleIn (a packet waiting for VC
+// allocation), which let allocation visit only the inputs with work.
+func (s *sim) syncIn(li int32) {
+	loc := s.n.inLocal[li]
+	w, bit := s.n.lkDstSw[li]*s.inWords+loc>>6, uint64(1)<<(loc&63)
+	if s.actMask[li] != 0 {
+		s.swActIn[w] |= bit
+	} else {
+		s.swActIn[w] &^= bit
+	}
+	if s.inMask[li]&^s.actMask[li] != 0 {
+		s.swIdleIn[w] |= bit
+	} else {
+		s.swIdleIn[w] &^= bit
 	}
 }
