@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/internal/parallel"
@@ -146,16 +147,25 @@ func (r *Report) String() string {
 // holds (an SL beyond 15, an SL in use mapped to a VL beyond 15, SL or
 // SL2VL tables of the wrong size).
 func Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, error) {
+	v, err := prepare(g, r, opt)
+	if err != nil {
+		return nil, err
+	}
+	v.run()
+	rep := v.report()
+	return rep, rep.Err()
+}
+
+// prepare checks r's shape and tables against g (Verify's errors with a
+// nil report) and returns a verifier for them.
+func prepare(g *fabric.Graph, r *lft.Routing, opt Options) (*verifier, error) {
 	if err := r.CheckShape(g); err != nil {
 		return nil, err
 	}
 	if err := checkTables(g, r); err != nil {
 		return nil, err
 	}
-	v := newVerifier(g, r, opt)
-	v.run()
-	rep := v.report()
-	return rep, rep.Err()
+	return newVerifier(g, r, opt), nil
 }
 
 // verifier holds what the per-destination walks share (read-only) and the
@@ -170,7 +180,13 @@ type verifier struct {
 	cross bool    // SL2VL may change the VL along a path
 	tbase []int64 // channel -> first turn id
 	edges []uint64
-	dests int // destination LIDs
+	// cnt, when a State is kept, counts per dependency bit the
+	// destinations whose paths set it; noState says a destination took
+	// the pair walk, which may set a bit more than once (no State then).
+	cnt     []uint32
+	dmask   []uint32 // per LID, when a State is kept: the VLs of its paths
+	noState atomic.Bool
+	dests   int // destination LIDs
 	// srcCols: per-source-switch SLs read a block at a time (see walker.block)
 	srcCols bool
 	// Per switch, as the walks of a destination on another switch count its

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
@@ -95,6 +96,37 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		}
 		b.StopTimer()
 		reportCPU(b, cpu)
+	})
+	// The daemon keeps the State of the published routing (verified in
+	// full, with counts: verify-state) and verifies a repair against it.
+	vopt := routing.VerifyOptions(fx.e, routing.Options{MaxVLs: fx.vls})
+	var st0 *cdg.State
+	b.Run("verify-state/intact", func(b *testing.B) {
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			var err error
+			if _, st0, err = cdg.VerifyState(fx.g0, fx.old, vopt); err != nil || st0 == nil {
+				b.Fatalf("no State: %v", err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+	})
+	b.Run("verify-incremental/"+fx.names[0], func(b *testing.B) {
+		if st0 == nil { // verify-state did not run
+			_, st0, _ = cdg.VerifyState(fx.g0, fx.old, vopt)
+		}
+		var st *cdg.State
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			var err error
+			if _, st, err = st0.Verify(c0.g1, repaired[0], vopt); err != nil || st == nil {
+				b.Fatalf("no State: %v", err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+		b.ReportMetric(float64(st.Walked()), "dests-walked")
 	})
 	b.Run("back/"+fx.names[0], func(b *testing.B) {
 		var r *lft.Routing

@@ -1,0 +1,4 @@
+package cdg
+
+// IncrementalUpdates counts the incremental verifications of State.Verify.
+var IncrementalUpdates = &incrementalUpdates
