@@ -1,6 +1,7 @@
 package cdg
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -9,15 +10,22 @@ import (
 
 // State is what an incremental verification (State.Verify) keeps of a
 // routing that passed: its fabric and tables, for every dependency the
-// number of destinations whose paths have it, and for every destination
-// LID the VLs its paths use. A State is read-only once made, so one may
-// be verified against from several goroutines.
+// number of destinations whose paths have it, a topological order of the
+// CDG, and for every destination LID the VLs its paths use. Counts and
+// order are laid out for the fabric of the last full verification (base),
+// of which the routing's fabric has lost some cables or switches since.
+// A State is never changed once made, so several may verify against it.
 type State struct {
-	v     *verifier // of the routing, its dependency bits set
-	cnt   []uint32  // per dependency bit: destinations setting it
-	dmask []uint32  // per LID: the VLs of its paths
-	// walked is the number of destinations walked to make the State.
-	walked int
+	v      *verifier // of the routing
+	turnCh []int32   // v's turn -> channel
+	base   *verifier // of the base fabric (v after a full verification)
+	baseCh []int32   // base's turn -> channel
+	toBase []int32   // v's channel -> base channel
+	cnt    []uint32  // per base dependency bit: destinations setting it
+	ord    []int32   // per base vertex (channel*V + VL): a topological order
+	perVL  []int     // dependencies per VL
+	dmask  []uint32  // per LID: the VLs of its paths
+	walked int       // destinations walked to make the State
 }
 
 // Walked returns how many destinations were walked to verify the
@@ -49,13 +57,31 @@ func (v *verifier) verifyState() (*Report, *State, error) {
 		v.dmask = make([]uint32, v.g.MaxLID()+1)
 	}
 	v.run()
-	rep := v.report()
+	rep := v.reportPairs()
+	csr := v.reportCDG(rep)
 	if v.cnt == nil || !rep.OK() || v.noState.Load() {
 		return rep, nil, rep.Err()
 	}
-	st := &State{v: v, cnt: v.cnt, dmask: v.dmask, walked: v.dests}
+	tc := turnChannels(v)
+	toBase := make([]int32, v.g.NumChannels())
+	for c := range toBase {
+		toBase[c] = int32(c)
+	}
+	st := &State{v: v, turnCh: tc, base: v, baseCh: tc, toBase: toBase, cnt: v.cnt, ord: topoOrder(csr),
+		perVL: slices.Clone(rep.EdgesPerVL), dmask: v.dmask, walked: v.dests}
 	v.cnt, v.dmask = nil, nil
 	return rep, st, nil
+}
+
+// turnChannels returns, per turn of v's fabric, the channel it starts on.
+func turnChannels(v *verifier) []int32 {
+	tc := make([]int32, v.tbase[len(v.tbase)-1])
+	for c := range int32(len(v.tbase) - 1) {
+		for t := v.tbase[c]; t < v.tbase[c+1]; t++ {
+			tc[t] = c
+		}
+	}
+	return tc
 }
 
 // Verify checks r on g as cdg.Verify does, with the same report, and
@@ -65,9 +91,11 @@ func (v *verifier) verifyState() (*Report, *State, error) {
 // destinations' columns, only those destinations are walked, in the old
 // routing and in r, and the dependency counts are updated; every other
 // destination's paths are the same switches and ports as before, so they
-// are delivered and keep their dependencies. The acyclicity check runs on
-// the whole result. Otherwise (st nil, other options, SL2VL, SLs per pair,
-// a cable or port added, a CA moved) r is verified in full.
+// are delivered and keep their dependencies. The CDG is checked for
+// cycles through each dependency it gained, which keeps a topological
+// order (Pearce and Kelly's dynamic topological sort); a cycle is then
+// reported as Verify finds it. Otherwise (st nil, other options, SL2VL,
+// SLs per pair, a cable or port added, a CA moved) r is verified in full.
 func (st *State) Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, *State, error) {
 	v, err := prepare(g, r, opt)
 	if err != nil {
@@ -80,7 +108,7 @@ func (st *State) Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, 
 	if m == nil {
 		return v.verifyState()
 	}
-	dirty, gone := m.dirty(st.v.r, r)
+	dirty, gone, _ := m.dirty(st.v.r, r)
 	rep, next, ok := st.update(v, m, dirty, gone)
 	if !ok {
 		return v.verifyState()
@@ -105,34 +133,30 @@ func (st *State) applies(v *verifier) bool {
 // every other destination as delivered, and reports. ok is false when a
 // destination of st's routing unexpectedly needs the pair walk.
 func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Report, next *State, ok bool) {
-	cnt := m.translate(st, v)
-	w0 := newCollector(st.v)
-	for _, list := range [][]int{dirty, gone} {
-		for _, d := range list {
-			bits, _ := w0.collect(d)
-			for _, b := range bits {
-				if b1 := m.bit(st.v, v, b); b1 >= 0 {
-					cnt[b1]--
-				}
-			}
-		}
-	}
-	if w0.paired {
+	next = &State{v: v, turnCh: turnChannels(v), base: st.base, baseCh: st.baseCh, toBase: m.compose(st.toBase),
+		cnt: slices.Clone(st.cnt), perVL: slices.Clone(st.perVL), dmask: make([]uint32, v.g.MaxLID()+1),
+		walked: len(dirty) + len(gone)}
+	V := int64(v.V)
+	if !st.subtract(next.cnt, next.perVL, dirty, gone) {
 		return nil, nil, false
 	}
 	incrementalUpdates.Add(1)
 	w := newCollector(v)
-	dmask := make([]uint32, v.g.MaxLID()+1)
-	isDirty := make([]bool, len(dmask))
-	for _, d := range dirty {
+	var added []int64
+	isDirty := make([]bool, len(next.dmask))
+	w.collect(dirty, func(d int, bits []int64, mask uint32) {
 		isDirty[d] = true
-		bits, mask := w.collect(d)
 		for _, b := range bits {
-			cnt[b]++
+			bb := next.baseBit(b)
+			if next.cnt[bb] == 0 {
+				next.perVL[bb%V]++
+				added = append(added, bb)
+			}
+			next.cnt[bb]++
 		}
-		dmask[d] = mask
-	}
-	for d := 1; d < len(dmask); d++ {
+		next.dmask[d] = mask
+	})
+	for d := 1; d < len(next.dmask); d++ {
 		if isDirty[d] {
 			continue
 		}
@@ -142,51 +166,116 @@ func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Repo
 		}
 		n, _ := v.ownSources(dsw, term)
 		w.delivered(dsw, n)
-		dmask[d] = st.dmask[d]
-		w.vlMask |= dmask[d]
-	}
-	for b, c := range cnt {
-		if c != 0 {
-			v.edges[b>>6] |= 1 << (b & 63)
-		}
+		next.dmask[d] = st.dmask[d]
+		w.vlMask |= next.dmask[d]
 	}
 	w.own = nil
 	w.flush()
-	rep = v.report()
-	if rep.OK() && !w.paired {
-		next = &State{v: v, cnt: cnt, dmask: dmask, walked: len(dirty) + len(gone)}
+	rep = v.reportPairs()
+	next.ord = slices.Clone(st.ord)
+	if newOrderer(next).insertAll(added) {
+		rep.EdgesPerVL = slices.Clone(next.perVL)
+		for _, n := range next.perVL {
+			rep.CDGEdges += n
+		}
+	} else {
+		next.fillEdges()
+		v.reportCDG(rep)
+	}
+	if !rep.OK() || w.paired {
+		next = nil
 	}
 	return rep, next, true
+}
+
+// subtract walks the destinations of the lists in st's routing and
+// takes their dependencies out of cnt and perVL (laid out as st's). It
+// reports false when one of them needs the pair walk, which st's
+// routing never did.
+func (st *State) subtract(cnt []uint32, perVL []int, lists ...[]int) bool {
+	V := int64(st.v.V)
+	w0 := newCollector(st.v)
+	for _, list := range lists {
+		w0.collect(list, func(_ int, bits []int64, _ uint32) {
+			for _, b := range bits {
+				bb := st.baseBit(b)
+				if cnt[bb]--; cnt[bb] == 0 {
+					perVL[bb%V]--
+				}
+			}
+		})
+	}
+	return !w0.paired
+}
+
+// baseBit returns the base's dependency bit of dependency bit b of st's
+// routing.
+func (st *State) baseBit(b int64) int64 {
+	v, bv := st.v, st.base
+	V := int64(v.V)
+	turn, vl := b/V, b%V
+	c := st.turnCh[turn]
+	n := v.g.Off[v.g.Head[c]] + int32(turn-v.tbase[c])
+	cb, nb := st.toBase[c], st.toBase[n]
+	return (bv.tbase[cb]+int64(nb-bv.g.Off[bv.g.Head[cb]]))*V + vl
+}
+
+// fillEdges sets the dependency bits of st's verifier from the counts.
+func (st *State) fillEdges() {
+	v, bv := st.v, st.base
+	g, gb, V := v.g, bv.g, int64(v.V)
+	for c := range int32(g.NumChannels()) {
+		h, cb := g.Head[c], st.toBase[c]
+		hb := gb.Head[cb]
+		for k := range int32(g.Degree(h)) {
+			kb := st.toBase[g.Off[h]+k] - gb.Off[hb]
+			from, to := (bv.tbase[cb]+int64(kb))*V, (v.tbase[c]+int64(k))*V
+			for vl := range V {
+				if st.cnt[from+vl] != 0 {
+					v.edges[(to+vl)>>6] |= 1 << ((to + vl) & 63)
+				}
+			}
+		}
+	}
 }
 
 // newCollector returns a walker that collects one destination's
 // dependency bits at a time (collect).
 func newCollector(v *verifier) *walker {
-	w := newWalker(v)
-	w.own = make([]uint64, len(v.edges))
-	w.cb = make([]int32, v.g.NumSwitches())
-	return w
+	S := v.g.NumSwitches()
+	return &walker{v: v, t: lft.NewWalker(v.g, v.r), cb: make([]int32, block*S), vls: make([]uint32, S), st: make([]uint32, S),
+		own: make([]uint64, len(v.edges))}
 }
 
-// collect checks destination LID d and returns its dependency bits and
-// the VLs of its paths. The bits are valid until the next call.
-func (w *walker) collect(d int) ([]int64, uint32) {
-	v := w.v
-	for x := int32(0); int(x) < v.g.NumSwitches(); x++ {
-		c, pcs := int32(-1), v.g.PortChannels(x)
-		if p := v.r.Port(x, d); int(p) < len(pcs) && p != lft.NoPort {
-			c = pcs[p]
+// collect checks the destination LIDs ds in turn and calls fn with each
+// one's dependency bits (valid during the call) and the VLs of its
+// paths. It reads the tables a block of destinations at a time, each
+// switch's row once per block, as the full verification does.
+func (w *walker) collect(ds []int, fn func(d int, bits []int64, mask uint32)) {
+	v, S := w.v, w.v.g.NumSwitches()
+	for i := 0; i < len(ds); i += block {
+		chunk := ds[i:min(i+block, len(ds))]
+		for x := range int32(S) {
+			pcs, row := v.g.PortChannels(x), v.r.Row(x)
+			for j, d := range chunk {
+				c := int32(-1)
+				if p := row[d]; int(p) < len(pcs) && p != lft.NoPort {
+					c = pcs[p]
+				}
+				w.cb[j*S+int(x)] = c
+			}
 		}
-		w.cb[x] = c
+		for j, d := range chunk {
+			m0 := w.vlMask
+			w.vlMask = 0
+			w.touched = w.touched[:0]
+			w.check(d, w.cb[j*S:(j+1)*S], nil)
+			for _, b := range w.touched {
+				w.own[b>>6] = 0
+			}
+			mask := w.vlMask
+			w.vlMask |= m0
+			fn(d, w.touched, mask)
+		}
 	}
-	m0 := w.vlMask
-	w.vlMask = 0
-	w.touched = w.touched[:0]
-	w.check(d, w.cb, nil)
-	for _, b := range w.touched {
-		w.own[b>>6] = 0
-	}
-	mask := w.vlMask
-	w.vlMask |= m0
-	return w.touched, mask
 }

@@ -2,7 +2,6 @@ package cdg
 
 import (
 	"bytes"
-	"sort"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -121,15 +120,18 @@ func (m *fabricMap) mapChannels() bool {
 
 // dirty returns the destinations of g1 whose next hops or SLs in r1
 // differ from r0's (a next hop into a removed cable counts as changed),
-// and the destinations of g0 that g1 lost, each in increasing order.
-func (m *fabricMap) dirty(r0, r1 *lft.Routing) (dirty, gone []int) {
+// and the destinations of g0 that g1 lost, each in increasing order;
+// same says that r1's entries and SLs are r0's.
+func (m *fabricMap) dirty(r0, r1 *lft.Routing) (dirty, gone []int, same bool) {
 	g0, g1 := m.g0, m.g1
 	n := g1.MaxLID() + 1
 	mark := make([]bool, n)
+	same = true
 	diff := func(a, b []uint8) {
 		if bytes.Equal(a, b) {
 			return
 		}
+		same = false
 		for d := range a {
 			if a[d] != b[d] {
 				mark[d] = true
@@ -165,45 +167,17 @@ func (m *fabricMap) dirty(r0, r1 *lft.Routing) (dirty, gone []int) {
 			gone = append(gone, d)
 		}
 	}
-	return dirty, gone
+	return dirty, gone, same
 }
 
-// translate returns st's dependency counts in v's bit layout, leaving out
-// those of removed channels.
-func (m *fabricMap) translate(st *State, v *verifier) []uint32 {
-	g0, g1, V := m.g0, m.g1, int64(v.V)
-	v0 := st.v
-	cnt := make([]uint32, int64(len(v.edges))*64)
-	for c0 := range int32(g0.NumChannels()) {
-		c1 := m.ch[c0]
-		if c1 < 0 {
-			continue
-		}
-		h0, h1 := g0.Head[c0], g1.Head[c1]
-		for k := range int32(g0.Degree(h0)) {
-			n1 := m.ch[g0.Off[h0]+k]
-			if n1 < 0 {
-				continue
-			}
-			from := (v0.tbase[c0] + int64(k)) * V
-			to := (v.tbase[c1] + int64(n1-g1.Off[h1])) * V
-			copy(cnt[to:to+V], st.cnt[from:from+V])
+// compose returns, per channel of g1, the base channel of toBase (g0's
+// channels to base channels).
+func (m *fabricMap) compose(toBase []int32) []int32 {
+	out := make([]int32, m.g1.NumChannels())
+	for c0, c1 := range m.ch {
+		if c1 >= 0 {
+			out[c1] = toBase[c0]
 		}
 	}
-	return cnt
-}
-
-// bit returns the bit of v (on g1) of dependency bit b of v0 (on g0), or
-// -1 when a channel of it was removed.
-func (m *fabricMap) bit(v0, v *verifier, b int64) int64 {
-	g0, g1, V := m.g0, m.g1, int64(v.V)
-	turn, vl := b/V, b%V
-	c0 := int32(sort.Search(g0.NumChannels(), func(c int) bool { return v0.tbase[c+1] > turn }))
-	h0 := g0.Head[c0]
-	n0 := g0.Off[h0] + int32(turn-v0.tbase[c0])
-	c1, n1 := m.ch[c0], m.ch[n0]
-	if c1 < 0 || n1 < 0 {
-		return -1
-	}
-	return (v.tbase[c1]+int64(n1-g1.Off[g1.Head[c1]]))*V + vl
+	return out
 }

@@ -339,6 +339,13 @@ func (v *verifier) run() {
 }
 
 func (v *verifier) report() *Report {
+	rep := v.reportPairs()
+	v.reportCDG(rep)
+	return rep
+}
+
+// reportPairs reports all but the CDG.
+func (v *verifier) reportPairs() *Report {
 	g := v.g
 	rep := &Report{
 		Destinations: v.dests, Pairs: v.pairs, Delivered: v.deliv, Unconnected: v.unconn,
@@ -363,11 +370,17 @@ func (v *verifier) report() *Report {
 	for i := 0; i < len(v.examples) && i < v.opt.MaxExamples; i++ {
 		rep.Examples = append(rep.Examples, v.examples[i].f)
 	}
+	return rep
+}
+
+// reportCDG fills the CDG's counts and cycle into rep from the
+// dependency bitset and returns the CDG.
+func (v *verifier) reportCDG(rep *Report) *CSR {
 	csr := v.csr(rep)
 	if cyc := FindCycle(csr); cyc != nil {
-		rep.Cycle = newCycleError(g, cyc, v.V)
+		rep.Cycle = newCycleError(v.g, cyc, v.V)
 	}
-	return rep
+	return csr
 }
 
 // csr turns the dependency bitset into a graph over virtual channels and

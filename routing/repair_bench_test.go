@@ -128,6 +128,23 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		reportCPU(b, cpu)
 		b.ReportMetric(float64(st.Walked()), "dests-walked")
 	})
+	b.Run("repair-state/"+fx.names[0], func(b *testing.B) {
+		if st0 == nil {
+			_, st0, _ = cdg.VerifyState(fx.g0, fx.old, vopt)
+		}
+		var st routing.RepairStats
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			var r *lft.Routing
+			var err error
+			if r, st, err = routing.RepairWith(ctx, c0.g1, c0.old, routing.RepairOptions{State: st0}); err != nil || !lft.Equal(r, repaired[0]) {
+				b.Fatalf("repair from the State: %v, or other tables than without", err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+		b.ReportMetric(float64(st.Walked), "dests-walked")
+	})
 	b.Run("back/"+fx.names[0], func(b *testing.B) {
 		var r *lft.Routing
 		var st routing.RepairStats

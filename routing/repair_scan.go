@@ -2,7 +2,9 @@ package routing
 
 import (
 	"context"
+	"slices"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/internal/parallel"
 )
 
@@ -101,6 +103,76 @@ func (rp *repairer) scan(ctx context.Context) ([][]uint64, []brokenDest, error) 
 		dests = append(dests, bs...)
 	}
 	return turns, dests, nil
+}
+
+// scanFrom returns what scan does, from the verifier's State when it
+// applies (opt.State, no returned cables: see scanState), and the number
+// of destinations walked.
+func (rp *repairer) scanFrom(ctx context.Context, opt RepairOptions) ([][]uint64, []brokenDest, int, error) {
+	if opt.State != nil && opt.Before == nil {
+		if turns, dests, n, ok := rp.scanState(opt.State); ok {
+			return turns, dests, n, nil
+		}
+	}
+	turns, dests, err := rp.scan(ctx)
+	n := 0
+	for d := 1; d <= rp.g.MaxLID(); d++ {
+		if sw, term := rp.g.Owner(d); sw >= 0 || term >= 0 {
+			n++
+		}
+	}
+	return turns, dests, n, err
+}
+
+// scanState is scan from st, the verifier's State of the tables under
+// repair: st gives the CDG of the destinations whose paths the change
+// left intact and names the others; only those are walked, as scan walks
+// them. The CDG is the same as scan's (the turns of each intact
+// destination are its turns in the fabric st was made for), so is the
+// repair.
+func (rp *repairer) scanState(st *cdg.State) ([][]uint64, []brokenDest, int, bool) {
+	g, r := rp.g, rp.r
+	if slices.Contains(rp.fresh, true) {
+		return nil, nil, 0, false
+	}
+	lids, turns, ok := st.RepairBase(g, r)
+	if !ok || len(turns) != rp.vls {
+		return nil, nil, 0, false
+	}
+	S := g.NumSwitches()
+	tree := rp.newDestTree()
+	tree.turns, tree.tbase = turns, rp.ts.tbase
+	col := make([]uint8, S)
+	var src []uint8
+	if r.SL.BySrc != nil {
+		src = make([]uint8, S)
+	}
+	var dests []brokenDest
+	for _, d := range lids {
+		for x := range int32(S) {
+			col[x] = r.Port(x, d)
+		}
+		if !tree.load(d, col) {
+			continue
+		}
+		if src != nil {
+			for x := range int32(S) {
+				src[x] = r.SL.SrcRow(x)[d]
+			}
+			tree.ownPerSource(src, &r.SL2VL.Default)
+		} else {
+			tree.ownPerDest(r.SL2VL.Default[r.SL.ByDest[d]&0xF])
+		}
+		tree.spread()
+		if tree.breaks > 0 {
+			bd := brokenDest{d: d, col: slices.Clone(col), breaks: tree.breaks}
+			if src != nil {
+				bd.src = slices.Clone(src)
+			}
+			dests = append(dests, bd)
+		}
+	}
+	return turns, dests, len(lids), true
 }
 
 func (rp *repairer) newScanWorker() *scanWorker {

@@ -47,7 +47,8 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		return nil
 	}
 	// The published tables were verified with State vst (nil after a
-	// restart): a repair of them is verified against it, walking only the
+	// restart): their repair takes the CDG of the destinations the change
+	// left intact from it, and is verified against it, walking only the
 	// destinations whose paths changed, with the report of a full
 	// verification.
 	vst, vopt := s.verified.Load(), routing.Options{MaxVLs: s.cfg.MaxVLs}
@@ -60,7 +61,7 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		return &routing.Result{Routing: old, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: old.Engine, Report: rep}}}
 	}
 	t0 := time.Now()
-	r, st, err := routing.Repair(ctx, g, old)
+	r, st, err := routing.RepairWith(ctx, g, old, routing.RepairOptions{State: vst})
 	tr := time.Since(t0)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -86,6 +87,7 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		walked = next.Walked()
 	}
 	s.log.Info("repaired the published tables", "engine", r.Engine, "destinations", st.Dests, "entries", st.Changed,
-		"route_seconds", tr.Seconds(), "verify_seconds", tv.Seconds(), "verified_destinations_walked", walked)
+		"route_seconds", tr.Seconds(), "verify_seconds", tv.Seconds(),
+		"repair_destinations_walked", st.Walked, "verify_destinations_walked", walked)
 	return &routing.Result{Routing: r, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Route: tr, Verify: tv}}}
 }
