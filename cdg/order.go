@@ -44,7 +44,7 @@ type orderer struct {
 	tbase   []int64
 	turnCh  []int32
 	V       int64
-	cnt     []uint32
+	deps    []uint64 // the CDG's dependency bits
 	ord     []int32
 	pending []uint64 // added dependencies not yet inserted
 	seen    []uint32 // per vertex: stamp of the search that visited it
@@ -57,7 +57,7 @@ type orderer struct {
 
 func newOrderer(st *State) *orderer {
 	b := st.base
-	return &orderer{g: b.g, tbase: b.tbase, turnCh: st.baseCh, V: int64(b.V), cnt: st.cnt, ord: st.ord}
+	return &orderer{g: b.g, tbase: b.tbase, turnCh: st.baseCh, V: int64(b.V), deps: st.k.live, ord: st.ord}
 }
 
 // insertAll inserts the added dependency bits and reports whether the
@@ -66,7 +66,7 @@ func (o *orderer) insertAll(added []int64) bool {
 	if len(added) == 0 {
 		return true
 	}
-	o.pending = make([]uint64, len(o.cnt)/64+1)
+	o.pending = make([]uint64, len(o.deps))
 	o.seen = make([]uint32, len(o.ord))
 	for _, b := range added {
 		o.pending[b>>6] |= 1 << (b & 63)
@@ -85,7 +85,7 @@ func (o *orderer) insertAll(added []int64) bool {
 
 // live reports whether dependency bit b is in the CDG and inserted.
 func (o *orderer) live(b int64) bool {
-	return o.cnt[b] != 0 && o.pending[b>>6]&(1<<(b&63)) == 0
+	return (o.deps[b>>6]&^o.pending[b>>6])&(1<<(b&63)) != 0
 }
 
 // insert adds x -> y, reporting false when it closes a cycle.

@@ -1,10 +1,13 @@
 package cdg
 
 import (
+	"math"
+	"math/bits"
 	"slices"
 	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -21,11 +24,13 @@ type State struct {
 	base   *verifier // of the base fabric (v after a full verification)
 	baseCh []int32   // base's turn -> channel
 	toBase []int32   // v's channel -> base channel
-	cnt    []uint32  // per base dependency bit: destinations setting it
+	k      *counts   // the CDG, laid out for base
 	ord    []int32   // per base vertex (channel*V + VL): a topological order
-	perVL  []int     // dependencies per VL
 	dmask  []uint32  // per LID: the VLs of its paths
 	walked int       // destinations walked to make the State
+	// memo is a cache RepairBase leaves for the verification of the
+	// repair; nothing else of a State changes once it is made.
+	memo atomic.Pointer[repairMemo]
 }
 
 // Walked returns how many destinations were walked to verify the
@@ -52,14 +57,17 @@ func VerifyState(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, *State,
 // verifyState runs v in full, counting per dependency the destinations
 // that set it.
 func (v *verifier) verifyState() (*Report, *State, error) {
-	if !v.cross {
-		v.cnt = make([]uint32, int64(len(v.edges))*64)
+	if !v.cross && v.dests <= math.MaxUint16 {
+		v.counting = true
 		v.dmask = make([]uint32, v.g.MaxLID()+1)
+		// A walker's counts take as much memory as the CDG has
+		// dependency bits, so the walkers are few.
+		v.opt.Workers = min(parallel.Workers(v.g.MaxLID()/block+1, v.opt.Workers), maxCountingWorkers)
 	}
 	v.run()
 	rep := v.reportPairs()
 	csr := v.reportCDG(rep)
-	if v.cnt == nil || !rep.OK() || v.noState.Load() {
+	if !v.counting || len(v.wcnt) == 0 || !rep.OK() || v.noState.Load() {
 		return rep, nil, rep.Err()
 	}
 	tc := turnChannels(v)
@@ -67,11 +75,20 @@ func (v *verifier) verifyState() (*Report, *State, error) {
 	for c := range toBase {
 		toBase[c] = int32(c)
 	}
-	st := &State{v: v, turnCh: tc, base: v, baseCh: tc, toBase: toBase, cnt: v.cnt, ord: topoOrder(csr),
-		perVL: slices.Clone(rep.EdgesPerVL), dmask: v.dmask, walked: v.dests}
-	v.cnt, v.dmask = nil, nil
+	k := &counts{V: int64(v.V), cnt: v.wcnt[0], live: v.edges, perVL: slices.Clone(rep.EdgesPerVL)}
+	for _, c := range v.wcnt[1:] {
+		for b, n := range c {
+			k.cnt[b] += n // at most one per destination
+		}
+	}
+	st := &State{v: v, turnCh: tc, base: v, baseCh: tc, toBase: toBase, k: k, ord: topoOrder(csr), dmask: v.dmask, walked: v.dests}
+	v.wcnt, v.dmask = nil, nil
 	return rep, st, nil
 }
+
+// maxCountingWorkers bounds the walkers of a verification that keeps a
+// State.
+const maxCountingWorkers = 4
 
 // turnChannels returns, per turn of v's fabric, the channel it starts on.
 func turnChannels(v *verifier) []int32 {
@@ -134,11 +151,13 @@ func (st *State) applies(v *verifier) bool {
 // destination of st's routing unexpectedly needs the pair walk.
 func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Report, next *State, ok bool) {
 	next = &State{v: v, turnCh: turnChannels(v), base: st.base, baseCh: st.baseCh, toBase: m.compose(st.toBase),
-		cnt: slices.Clone(st.cnt), perVL: slices.Clone(st.perVL), dmask: make([]uint32, v.g.MaxLID()+1),
-		walked: len(dirty) + len(gone)}
-	V := int64(v.V)
-	if !st.subtract(next.cnt, next.perVL, dirty, gone) {
-		return nil, nil, false
+		dmask: make([]uint32, v.g.MaxLID()+1), walked: len(dirty) + len(gone)}
+	next.k = st.takeMemo(v.g, dirty)
+	if next.k == nil {
+		next.k = st.k.clone()
+		if !st.subtract(next.k, dirty, gone) {
+			return nil, nil, false
+		}
 	}
 	incrementalUpdates.Add(1)
 	w := newCollector(v)
@@ -147,12 +166,9 @@ func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Repo
 	w.collect(dirty, func(d int, bits []int64, mask uint32) {
 		isDirty[d] = true
 		for _, b := range bits {
-			bb := next.baseBit(b)
-			if next.cnt[bb] == 0 {
-				next.perVL[bb%V]++
+			if bb := next.baseBit(b); next.k.inc(bb) {
 				added = append(added, bb)
 			}
-			next.cnt[bb]++
 		}
 		next.dmask[d] = mask
 	})
@@ -174,8 +190,8 @@ func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Repo
 	rep = v.reportPairs()
 	next.ord = slices.Clone(st.ord)
 	if newOrderer(next).insertAll(added) {
-		rep.EdgesPerVL = slices.Clone(next.perVL)
-		for _, n := range next.perVL {
+		rep.EdgesPerVL = slices.Clone(next.k.perVL)
+		for _, n := range next.k.perVL {
 			rep.CDGEdges += n
 		}
 	} else {
@@ -189,19 +205,14 @@ func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Repo
 }
 
 // subtract walks the destinations of the lists in st's routing and
-// takes their dependencies out of cnt and perVL (laid out as st's). It
-// reports false when one of them needs the pair walk, which st's
-// routing never did.
-func (st *State) subtract(cnt []uint32, perVL []int, lists ...[]int) bool {
-	V := int64(st.v.V)
+// takes their dependencies out of k (laid out as st's). It reports false
+// when one of them needs the pair walk, which st's routing never did.
+func (st *State) subtract(k *counts, lists ...[]int) bool {
 	w0 := newCollector(st.v)
 	for _, list := range lists {
 		w0.collect(list, func(_ int, bits []int64, _ uint32) {
 			for _, b := range bits {
-				bb := st.baseBit(b)
-				if cnt[bb]--; cnt[bb] == 0 {
-					perVL[bb%V]--
-				}
+				k.dec(st.baseBit(b))
 			}
 		})
 	}
@@ -222,19 +233,25 @@ func (st *State) baseBit(b int64) int64 {
 
 // fillEdges sets the dependency bits of st's verifier from the counts.
 func (st *State) fillEdges() {
-	v, bv := st.v, st.base
-	g, gb, V := v.g, bv.g, int64(v.V)
+	v := st.v
+	forTurns(v, st.base, st.toBase, func(t, tb int64) {
+		for b := st.k.vls(tb); b != 0; b &= b - 1 {
+			bit := t*int64(v.V) + int64(bits.TrailingZeros64(b))
+			v.edges[bit>>6] |= 1 << (bit & 63)
+		}
+	})
+}
+
+// forTurns calls fn with every turn of v's fabric and the turn of base's
+// it is (toBase maps v's channels to base's).
+func forTurns(v, base *verifier, toBase []int32, fn func(t, tb int64)) {
+	g, gb := v.g, base.g
 	for c := range int32(g.NumChannels()) {
-		h, cb := g.Head[c], st.toBase[c]
+		h, cb := g.Head[c], toBase[c]
 		hb := gb.Head[cb]
 		for k := range int32(g.Degree(h)) {
-			kb := st.toBase[g.Off[h]+k] - gb.Off[hb]
-			from, to := (bv.tbase[cb]+int64(kb))*V, (v.tbase[c]+int64(k))*V
-			for vl := range V {
-				if st.cnt[from+vl] != 0 {
-					v.edges[(to+vl)>>6] |= 1 << ((to + vl) & 63)
-				}
-			}
+			kb := toBase[g.Off[h]+k] - gb.Off[hb]
+			fn(v.tbase[c]+int64(k), base.tbase[cb]+int64(kb))
 		}
 	}
 }

@@ -42,7 +42,7 @@ var stateFabrics = []stateFabric{
 // stateTally counts the verdicts the comparisons saw, so that the test
 // can insist that it exercised each kind.
 type stateTally struct {
-	incremental, full, ok, loops, dead, cycles, vls int
+	incremental, full, ok, loops, dead, cycles, vls, memos int
 }
 
 func TestStateVerifyMatchesFull(t *testing.T) {
@@ -51,6 +51,7 @@ func TestStateVerifyMatchesFull(t *testing.T) {
 		seeds = 2
 	}
 	var tally stateTally
+	memos0 := cdg.MemosTaken.Load()
 	for _, fb := range stateFabrics {
 		tp, err := fb.make()
 		if err != nil {
@@ -84,7 +85,10 @@ func TestStateVerifyMatchesFull(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%+v", tally)
+	t.Logf("%+v; %d verifications took RepairBase's counts", tally, cdg.MemosTaken.Load()-memos0)
+	if cdg.MemosTaken.Load()-memos0 != int64(tally.memos) {
+		t.Errorf("RepairBase left %d memos, %d taken", tally.memos, cdg.MemosTaken.Load()-memos0)
+	}
 	if tally.incremental == 0 || tally.ok == 0 || tally.loops == 0 || tally.dead == 0 || tally.cycles == 0 {
 		t.Errorf("the comparisons did not see every verdict: %+v", tally)
 	}
@@ -156,6 +160,13 @@ func compareFailure(t *testing.T, tally *stateTally, f *fabric.Fabric, g0 *fabri
 		r := cands[name]
 		if r == nil {
 			continue
+		}
+		if r0.CheckShape(g1) == nil {
+			// What a repair asks first: the verification then starts
+			// from the counts it leaves.
+			if _, _, ok := st.RepairBase(g1, r0); ok {
+				tally.memos++
+			}
 		}
 		st1 := compareOne(t, tally, what+" "+name, g1, r, st, opt, spec.Switches == 0)
 		if name == "repair" {

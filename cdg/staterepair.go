@@ -1,7 +1,9 @@
 package cdg
 
 import (
+	"math/bits"
 	"slices"
+	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -32,34 +34,59 @@ func (st *State) RepairBase(g *fabric.Graph, r *lft.Routing) (broken []int, turn
 	if !same {
 		return nil, nil, false
 	}
-	cnt, perVL := slices.Clone(st.cnt), slices.Clone(st.perVL)
-	if !st.subtract(cnt, perVL, broken, gone) {
+	k := st.k.clone()
+	if !st.subtract(k, broken, gone) {
 		return nil, nil, false
 	}
-	return broken, turnSets(v, st.base, m.compose(st.toBase), cnt), true
-}
-
-// turnSets returns, per VL, the bitset over v's turns of the
-// dependencies cnt counts (laid out for base; toBase maps v's channels).
-func turnSets(v, base *verifier, toBase []int32, cnt []uint32) [][]uint64 {
-	g, gb, V := v.g, base.g, int64(v.V)
-	turns := make([][]uint64, V)
+	turns = make([][]uint64, v.V)
 	nwords := (v.tbase[g.NumChannels()] + 63) / 64
 	for vl := range turns {
 		turns[vl] = make([]uint64, nwords)
 	}
-	for c := range int32(g.NumChannels()) {
-		h, cb := g.Head[c], toBase[c]
-		hb := gb.Head[cb]
-		for k := range int32(g.Degree(h)) {
-			kb := toBase[g.Off[h]+k] - gb.Off[hb]
-			from, t := (base.tbase[cb]+int64(kb))*V, v.tbase[c]+int64(k)
-			for vl := range V {
-				if cnt[from+vl] != 0 {
-					turns[vl][t>>6] |= 1 << (t & 63)
-				}
-			}
+	forTurns(v, st.base, m.compose(st.toBase), func(t, tb int64) {
+		for b := k.vls(tb); b != 0; b &= b - 1 {
+			turns[bits.TrailingZeros64(b)][t>>6] |= 1 << (t & 63)
 		}
-	}
-	return turns
+	})
+	st.memo.Store(&repairMemo{g: g, k: k, lids: broken})
+	return broken, turns, true
 }
+
+// repairMemo is what RepairBase leaves for the verification of the repair
+// that follows (State.Verify on the same fabric): the counts without the
+// broken destinations, which it subtracted already.
+type repairMemo struct {
+	g    *fabric.Graph
+	k    *counts
+	lids []int // the broken destinations (the LIDs g lost are out too)
+}
+
+// takeMemo returns the counts RepairBase left for g without the
+// destinations of dirty, when it left them for g and its broken
+// destinations are among dirty; nil otherwise. It takes them: a memo
+// serves one verification.
+func (st *State) takeMemo(g *fabric.Graph, dirty []int) *counts {
+	m := st.memo.Swap(nil)
+	if m == nil || m.g != g {
+		return nil
+	}
+	rest, i := make([]int, 0, len(dirty)-min(len(dirty), len(m.lids))), 0
+	for _, d := range dirty {
+		for i < len(m.lids) && m.lids[i] < d {
+			return nil // broken but not dirty: it was walked and subtracted, yet keeps its paths
+		}
+		if i < len(m.lids) && m.lids[i] == d {
+			i++
+			continue
+		}
+		rest = append(rest, d)
+	}
+	if i != len(m.lids) || !st.subtract(m.k, rest) {
+		return nil
+	}
+	memosTaken.Add(1)
+	return m.k
+}
+
+// memosTaken counts the memos verifications took (for tests).
+var memosTaken atomic.Int64

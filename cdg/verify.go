@@ -180,13 +180,15 @@ type verifier struct {
 	cross bool    // SL2VL may change the VL along a path
 	tbase []int64 // channel -> first turn id
 	edges []uint64
-	// cnt, when a State is kept, counts per dependency bit the
-	// destinations whose paths set it; noState says a destination took
-	// the pair walk, which may set a bit more than once (no State then).
-	cnt     []uint32
-	dmask   []uint32 // per LID, when a State is kept: the VLs of its paths
-	noState atomic.Bool
-	dests   int // destination LIDs
+	// counting, when a State is kept, has every walker count per
+	// dependency bit the destinations whose paths set it (wcnt, one
+	// array per walker); noState says a destination took the pair walk,
+	// which may set a bit more than once (no State then).
+	counting bool
+	wcnt     [][]uint16
+	dmask    []uint32 // per LID, when a State is kept: the VLs of its paths
+	noState  atomic.Bool
+	dests    int // destination LIDs
 	// srcCols: per-source-switch SLs read a block at a time (see walker.block)
 	srcCols bool
 	// Per switch, as the walks of a destination on another switch count its

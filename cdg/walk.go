@@ -34,7 +34,8 @@ type walker struct {
 	// bits go to the verifier).
 	own     []uint64
 	touched []int64
-	paired  bool // dest walked a destination pair by pair
+	paired  bool     // dest walked a destination pair by pair
+	cnt     []uint16 // per dependency bit, when a State is kept: this walker's destinations setting it
 
 	pairs, deliv, unconn, loops, dead int64
 	vlMask                            uint32
@@ -56,6 +57,9 @@ func newWalker(v *verifier) *walker {
 	}
 	if v.srcCols {
 		w.sb = make([]uint8, block*S)
+	}
+	if v.counting {
+		w.cnt = make([]uint16, len(v.edges)*64)
 	}
 	return w
 }
@@ -283,8 +287,8 @@ func (w *walker) setEdge(c1 int32, vl1 uint8, c2 int32, vl2 uint8) {
 // set records dependency bit for the current destination: in the
 // walker's own bitset when it collects one destination's dependencies
 // (an incremental verification), else in the verifier's bitset and, when
-// it keeps a State, its counts (a destination sets each bit at most once
-// along its tree).
+// it keeps a State, the walker's counts (a destination sets each bit at
+// most once along its tree).
 func (w *walker) set(bit int64) {
 	if w.own != nil {
 		word, mask := &w.own[bit>>6], uint64(1)<<(bit&63)
@@ -294,8 +298,8 @@ func (w *walker) set(bit int64) {
 		}
 		return
 	}
-	if w.v.cnt != nil {
-		atomic.AddUint32(&w.v.cnt[bit], 1)
+	if w.cnt != nil {
+		w.cnt[bit]++
 	}
 	setBit(w.v.edges, bit)
 }
@@ -350,5 +354,8 @@ func (w *walker) flush() {
 	v.examples = append(v.examples, w.examples...)
 	if w.paired {
 		v.noState.Store(true)
+	}
+	if w.cnt != nil {
+		v.wcnt = append(v.wcnt, w.cnt)
 	}
 }

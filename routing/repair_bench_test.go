@@ -101,6 +101,13 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 	// full, with counts: verify-state) and verifies a repair against it.
 	vopt := routing.VerifyOptions(fx.e, routing.Options{MaxVLs: fx.vls})
 	var st0 *cdg.State
+	state0 := func(b *testing.B) { // verify-state may not have run
+		if st0 == nil {
+			if _, st0, _ = cdg.VerifyState(fx.g0, fx.old, vopt); st0 == nil {
+				b.Fatal("no State of the routing before the failure")
+			}
+		}
+	}
 	b.Run("verify-state/intact", func(b *testing.B) {
 		cpu := cpuTime()
 		for i := 0; i < b.N; i++ {
@@ -113,9 +120,7 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		reportCPU(b, cpu)
 	})
 	b.Run("verify-incremental/"+fx.names[0], func(b *testing.B) {
-		if st0 == nil { // verify-state did not run
-			_, st0, _ = cdg.VerifyState(fx.g0, fx.old, vopt)
-		}
+		state0(b)
 		var st *cdg.State
 		cpu := cpuTime()
 		for i := 0; i < b.N; i++ {
@@ -129,9 +134,7 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		b.ReportMetric(float64(st.Walked()), "dests-walked")
 	})
 	b.Run("repair-state/"+fx.names[0], func(b *testing.B) {
-		if st0 == nil {
-			_, st0, _ = cdg.VerifyState(fx.g0, fx.old, vopt)
-		}
+		state0(b)
 		var st routing.RepairStats
 		cpu := cpuTime()
 		for i := 0; i < b.N; i++ {
@@ -144,6 +147,23 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		b.StopTimer()
 		reportCPU(b, cpu)
 		b.ReportMetric(float64(st.Walked), "dests-walked")
+	})
+	// The daemon's path after a cable failure: repair from the State,
+	// then verify against it.
+	b.Run("repair+verify/"+fx.names[0], func(b *testing.B) {
+		state0(b)
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			r, _, err := routing.RepairWith(ctx, c0.g1, c0.old, routing.RepairOptions{State: st0})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, st, err := st0.Verify(c0.g1, r, vopt); err != nil || st == nil {
+				b.Fatalf("no State: %v", err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
 	})
 	b.Run("back/"+fx.names[0], func(b *testing.B) {
 		var r *lft.Routing

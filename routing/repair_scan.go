@@ -142,34 +142,38 @@ func (rp *repairer) scanState(st *cdg.State) ([][]uint64, []brokenDest, int, boo
 	S := g.NumSwitches()
 	tree := rp.newDestTree()
 	tree.turns, tree.tbase = turns, rp.ts.tbase
-	col := make([]uint8, S)
-	var src []uint8
+	tb := make([]uint8, scanBlock*S)
+	var sb []uint8
 	if r.SL.BySrc != nil {
-		src = make([]uint8, S)
+		sb = make([]uint8, scanBlock*S)
 	}
 	var dests []brokenDest
-	for _, d := range lids {
-		for x := range int32(S) {
-			col[x] = r.Port(x, d)
+	for i := 0; i < len(lids); i += scanBlock {
+		chunk := lids[i:min(i+scanBlock, len(lids))]
+		gather(tb, S, chunk, r.Row)
+		if sb != nil {
+			gather(sb, S, chunk, r.SL.SrcRow)
 		}
-		if !tree.load(d, col) {
-			continue
-		}
-		if src != nil {
-			for x := range int32(S) {
-				src[x] = r.SL.SrcRow(x)[d]
+		for j, d := range chunk {
+			col := tb[j*S : (j+1)*S]
+			if !tree.load(d, col) {
+				continue
 			}
-			tree.ownPerSource(src, &r.SL2VL.Default)
-		} else {
-			tree.ownPerDest(r.SL2VL.Default[r.SL.ByDest[d]&0xF])
-		}
-		tree.spread()
-		if tree.breaks > 0 {
-			bd := brokenDest{d: d, col: slices.Clone(col), breaks: tree.breaks}
-			if src != nil {
-				bd.src = slices.Clone(src)
+			var src []uint8
+			if sb != nil {
+				src = sb[j*S : (j+1)*S]
+				tree.ownPerSource(src, &r.SL2VL.Default)
+			} else {
+				tree.ownPerDest(r.SL2VL.Default[r.SL.ByDest[d]&0xF])
 			}
-			dests = append(dests, bd)
+			tree.spread()
+			if tree.breaks > 0 {
+				bd := brokenDest{d: d, col: slices.Clone(col), breaks: tree.breaks}
+				if src != nil {
+					bd.src = slices.Clone(src)
+				}
+				dests = append(dests, bd)
+			}
 		}
 	}
 	return turns, dests, len(lids), true
@@ -188,6 +192,17 @@ func (rp *repairer) newScanWorker() *scanWorker {
 	}
 	wk.tree.turns, wk.tree.tbase = wk.turns, rp.ts.tbase
 	return wk
+}
+
+// gather writes the columns of the LIDs lids into tb, one per LID:
+// tb[j*S+x] = row(x)[lids[j]], each switch's row read once.
+func gather(tb []uint8, S int, lids []int, row func(int32) []uint8) {
+	for x := range int32(S) {
+		rx := row(x)
+		for j, d := range lids {
+			tb[j*S+int(x)] = rx[d]
+		}
+	}
 }
 
 // transpose writes switch x's slice of a block of LIDs into the block's
