@@ -20,7 +20,8 @@ import (
 // A State is never changed once made, so several may verify against it.
 type State struct {
 	v      *verifier // of the routing
-	turnCh []int32   // v's turn -> channel
+	// turnBase maps v's turns to base's (nil: v's fabric is base's).
+	turnBase []int32
 	base   *verifier // of the base fabric (v after a full verification)
 	baseCh []int32   // base's turn -> channel
 	toBase []int32   // v's channel -> base channel
@@ -81,7 +82,7 @@ func (v *verifier) verifyState() (*Report, *State, error) {
 			k.cnt[b] += n // at most one per destination
 		}
 	}
-	st := &State{v: v, turnCh: tc, base: v, baseCh: tc, toBase: toBase, k: k, ord: topoOrder(csr), dmask: v.dmask, walked: v.dests}
+	st := &State{v: v, base: v, baseCh: tc, toBase: toBase, k: k, ord: topoOrder(csr), dmask: v.dmask, walked: v.dests}
 	v.wcnt, v.dmask = nil, nil
 	return rep, st, nil
 }
@@ -150,9 +151,12 @@ func (st *State) applies(v *verifier) bool {
 // every other destination as delivered, and reports. ok is false when a
 // destination of st's routing unexpectedly needs the pair walk.
 func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Report, next *State, ok bool) {
-	next = &State{v: v, turnCh: turnChannels(v), base: st.base, baseCh: st.baseCh, toBase: m.compose(st.toBase),
+	next = &State{v: v, base: st.base, baseCh: st.baseCh, toBase: m.compose(st.toBase),
 		dmask: make([]uint32, v.g.MaxLID()+1), walked: len(dirty) + len(gone)}
-	next.k = st.takeMemo(v.g, dirty)
+	next.k, next.turnBase = st.takeMemo(v.g, dirty)
+	if next.turnBase == nil {
+		next.turnBase = turnBases(v, st.base, next.toBase)
+	}
 	if next.k == nil {
 		next.k = st.k.clone()
 		if !st.subtract(next.k, dirty, gone) {
@@ -222,13 +226,18 @@ func (st *State) subtract(k *counts, lists ...[]int) bool {
 // baseBit returns the base's dependency bit of dependency bit b of st's
 // routing.
 func (st *State) baseBit(b int64) int64 {
-	v, bv := st.v, st.base
-	V := int64(v.V)
-	turn, vl := b/V, b%V
-	c := st.turnCh[turn]
-	n := v.g.Off[v.g.Head[c]] + int32(turn-v.tbase[c])
-	cb, nb := st.toBase[c], st.toBase[n]
-	return (bv.tbase[cb]+int64(nb-bv.g.Off[bv.g.Head[cb]]))*V + vl
+	if st.turnBase == nil {
+		return b
+	}
+	V := int64(st.v.V)
+	return int64(st.turnBase[b/V])*V + b%V
+}
+
+// turnBases returns, per turn of v's fabric, base's turn.
+func turnBases(v, base *verifier, toBase []int32) []int32 {
+	tb := make([]int32, v.tbase[len(v.tbase)-1])
+	forTurns(v, base, toBase, func(t, b int64) { tb[t] = int32(b) })
+	return tb
 }
 
 // fillEdges sets the dependency bits of st's verifier from the counts.

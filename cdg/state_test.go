@@ -75,10 +75,10 @@ func TestStateVerifyMatchesFull(t *testing.T) {
 				opt := routing.VerifyOptions(e, routing.Options{MaxVLs: fb.vls})
 				opt.MaxExamples = examples
 				t.Run(fmt.Sprintf("%s/%s/examples=%d", fb.name, engine, examples), func(t *testing.T) {
-					st := stateOf(t, g0, r0, opt)
+					sr := &stateRun{t: t, tally: &tally, f: tp.Fabric, r0: r0, st: stateOf(t, g0, r0, opt), e: e, opt: opt}
 					for seed := uint64(1); seed <= seeds; seed++ {
 						for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed, SkipCritical: true}, {Links: 3, Seed: seed}} {
-							compareFailure(t, &tally, tp.Fabric, g0, r0, st, e, opt, spec)
+							sr.failure(spec)
 						}
 					}
 				})
@@ -110,18 +110,30 @@ func stateOf(t *testing.T, g *fabric.Graph, r *lft.Routing, opt cdg.Options) *cd
 	return st
 }
 
-// compareFailure injects spec into f (the fabric of g0, routed by r0
-// with State st), repairs r0, corrupts the repair several ways and
-// compares State.Verify with cdg.Verify for each, then does the same
-// for a second failure against the State of the repair.
-func compareFailure(t *testing.T, tally *stateTally, f *fabric.Fabric, g0 *fabric.Graph, r0 *lft.Routing, st *cdg.State, e routing.Engine, opt cdg.Options, spec topo.FailureSpec) {
+// stateRun is one routed fabric of the comparison: f routed by r0 with
+// engine e, r0's State st, the verifier's options.
+type stateRun struct {
+	t     *testing.T
+	tally *stateTally
+	f     *fabric.Fabric
+	r0    *lft.Routing
+	st    *cdg.State
+	e     routing.Engine
+	opt   cdg.Options
+}
+
+// failure injects spec into f, repairs r0, corrupts the repair several
+// ways and compares State.Verify with cdg.Verify for each, then does the
+// same for a second failure against the State of the repair.
+func (sr *stateRun) failure(spec topo.FailureSpec) {
+	t := sr.t
 	t.Helper()
-	f1, fails, err := topo.InjectFailures(f, spec)
+	f1, fails, err := topo.InjectFailures(sr.f, spec)
 	if err != nil && spec.SkipCritical {
 		// Every switch has CAs: one takes its CAs with it (verified in
 		// full: its LIDs leave the fabric).
 		spec.SkipCritical = false
-		f1, fails, err = topo.InjectFailures(f, spec)
+		f1, fails, err = topo.InjectFailures(sr.f, spec)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -131,49 +143,30 @@ func compareFailure(t *testing.T, tally *stateTally, f *fabric.Fabric, g0 *fabri
 		t.Fatal(err)
 	}
 	what := fmt.Sprintf("%v", fails)
-	r1, _, err := routing.Repair(context.Background(), g1, r0)
-	if err != nil {
-		if !errors.Is(err, routing.ErrNoRepair) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		r1 = nil
+	r1, _, err := routing.Repair(context.Background(), g1, sr.r0)
+	if err != nil && !errors.Is(err, routing.ErrNoRepair) {
+		t.Fatalf("%s: %v", what, err)
 	}
-	cands := map[string]*lft.Routing{}
-	if full, err := e.Route(context.Background(), g1, routing.Options{MaxVLs: opt.MaxVLs}); err == nil {
-		cands["full"] = full
-	}
-	if r1 != nil {
-		rng := rand.New(rand.NewPCG(spec.Seed, uint64(spec.Links*7+spec.Switches)))
-		cands["repair"] = r1
-		cands["loop"] = corruptLoop(g1, r1, rng)
-		cands["black-hole"] = corruptHoles(g1, r1, rng)
-		cands["moved"] = corruptMoved(g1, r1, rng)
-		if r0.CheckShape(g1) == nil {
-			cands["half-repaired"] = halfRepaired(g1, r0, r1)
-		}
-	}
-	if r0.CheckShape(g1) == nil {
-		cands["stale"] = r0 // the tables from before: entries into the failure
-	}
+	cands := sr.candidates(g1, r1, spec)
 	var next *cdg.State
 	for _, name := range []string{"full", "repair", "loop", "black-hole", "moved", "stale", "half-repaired"} {
 		r := cands[name]
 		if r == nil {
 			continue
 		}
-		if r0.CheckShape(g1) == nil {
+		if sr.r0.CheckShape(g1) == nil {
 			// What a repair asks first: the verification then starts
 			// from the counts it leaves.
-			if _, _, ok := st.RepairBase(g1, r0); ok {
-				tally.memos++
+			if _, _, ok := sr.st.RepairBase(g1, sr.r0); ok {
+				sr.tally.memos++
 			}
 		}
-		st1 := compareOne(t, tally, what+" "+name, g1, r, st, opt, spec.Switches == 0)
+		st1 := sr.one(what+" "+name, g1, r, sr.st, spec.Switches == 0)
 		if name == "repair" {
 			next = st1
 		}
 	}
-	if next == nil || r1 == nil {
+	if next == nil {
 		return
 	}
 	// A second cable on top of the first, against the repair's State.
@@ -186,14 +179,40 @@ func compareFailure(t *testing.T, tally *stateTally, f *fabric.Fabric, g0 *fabri
 		t.Fatal(err)
 	}
 	if r2, _, err := routing.Repair(context.Background(), g2, r1); err == nil {
-		compareOne(t, tally, fmt.Sprintf("%s then %v", what, fails2), g2, r2, next, opt, true)
+		sr.one(fmt.Sprintf("%s then %v", what, fails2), g2, r2, next, true)
 	}
 }
 
-// compareOne compares State.Verify of r on g with cdg.Verify and returns
-// the State it keeps. want says the failure removes cables only, so the
-// verification must go the incremental way.
-func compareOne(t *testing.T, tally *stateTally, what string, g *fabric.Graph, r *lft.Routing, st *cdg.State, opt cdg.Options, incremental bool) *cdg.State {
+// candidates returns the routings of g1 to compare: a full routing, the
+// repair r1 (nil: none) and its corruptions, and the tables from before.
+func (sr *stateRun) candidates(g1 *fabric.Graph, r1 *lft.Routing, spec topo.FailureSpec) map[string]*lft.Routing {
+	cands := map[string]*lft.Routing{}
+	if full, err := sr.e.Route(context.Background(), g1, routing.Options{MaxVLs: sr.opt.MaxVLs}); err == nil {
+		cands["full"] = full
+	}
+	sameSwitches := sr.r0.CheckShape(g1) == nil
+	if sameSwitches {
+		cands["stale"] = sr.r0 // the tables from before: entries into the failure
+	}
+	if r1 == nil {
+		return cands
+	}
+	rng := rand.New(rand.NewPCG(spec.Seed, uint64(spec.Links*7+spec.Switches)))
+	cands["repair"] = r1
+	cands["loop"] = corruptLoop(g1, r1, rng)
+	cands["black-hole"] = corruptHoles(g1, r1, rng)
+	cands["moved"] = corruptMoved(g1, r1, rng)
+	if sameSwitches {
+		cands["half-repaired"] = halfRepaired(g1, sr.r0, r1)
+	}
+	return cands
+}
+
+// one compares State.Verify of r on g against st with cdg.Verify and
+// returns the State it keeps. incremental says the failure removes
+// cables only, so the verification must go the incremental way.
+func (sr *stateRun) one(what string, g *fabric.Graph, r *lft.Routing, st *cdg.State, incremental bool) *cdg.State {
+	t, tally, opt := sr.t, sr.tally, sr.opt
 	t.Helper()
 	want, werr := cdg.Verify(g, r, opt)
 	n0 := cdg.IncrementalUpdates.Load()
@@ -206,6 +225,12 @@ func compareOne(t *testing.T, tally *stateTally, what string, g *fabric.Graph, r
 	if (next != nil) != (want != nil && want.OK()) {
 		t.Errorf("%s: State kept %v, report OK %v", what, next != nil, want != nil && want.OK())
 	}
+	tally.add(want, inc)
+	return next
+}
+
+// add counts one comparison's verdict.
+func (tally *stateTally) add(want *cdg.Report, inc bool) {
 	if inc {
 		tally.incremental++
 	} else {
@@ -229,7 +254,6 @@ func compareOne(t *testing.T, tally *stateTally, what string, g *fabric.Graph, r
 			tally.vls++
 		}
 	}
-	return next
 }
 
 func sameReport(t *testing.T, what string, want *cdg.Report, werr error, got *cdg.Report, err error) {

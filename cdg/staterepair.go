@@ -43,12 +43,14 @@ func (st *State) RepairBase(g *fabric.Graph, r *lft.Routing) (broken []int, turn
 	for vl := range turns {
 		turns[vl] = make([]uint64, nwords)
 	}
+	tbs := make([]int32, v.tbase[len(v.tbase)-1])
 	forTurns(v, st.base, m.compose(st.toBase), func(t, tb int64) {
+		tbs[t] = int32(tb)
 		for b := k.vls(tb); b != 0; b &= b - 1 {
 			turns[bits.TrailingZeros64(b)][t>>6] |= 1 << (t & 63)
 		}
 	})
-	st.memo.Store(&repairMemo{g: g, k: k, lids: broken})
+	st.memo.Store(&repairMemo{g: g, k: k, turnBase: tbs, lids: broken})
 	return broken, turns, true
 }
 
@@ -56,24 +58,25 @@ func (st *State) RepairBase(g *fabric.Graph, r *lft.Routing) (broken []int, turn
 // that follows (State.Verify on the same fabric): the counts without the
 // broken destinations, which it subtracted already.
 type repairMemo struct {
-	g    *fabric.Graph
-	k    *counts
-	lids []int // the broken destinations (the LIDs g lost are out too)
+	g        *fabric.Graph
+	k        *counts
+	turnBase []int32 // g's turns -> base's
+	lids     []int   // the broken destinations (the LIDs g lost are out too)
 }
 
 // takeMemo returns the counts RepairBase left for g without the
-// destinations of dirty, when it left them for g and its broken
-// destinations are among dirty; nil otherwise. It takes them: a memo
-// serves one verification.
-func (st *State) takeMemo(g *fabric.Graph, dirty []int) *counts {
+// destinations of dirty, and its map of g's turns to base's, when it left
+// them for g and its broken destinations are among dirty; nil otherwise.
+// It takes them: a memo serves one verification.
+func (st *State) takeMemo(g *fabric.Graph, dirty []int) (*counts, []int32) {
 	m := st.memo.Swap(nil)
 	if m == nil || m.g != g {
-		return nil
+		return nil, nil
 	}
 	rest, i := make([]int, 0, len(dirty)-min(len(dirty), len(m.lids))), 0
 	for _, d := range dirty {
-		for i < len(m.lids) && m.lids[i] < d {
-			return nil // broken but not dirty: it was walked and subtracted, yet keeps its paths
+		if i < len(m.lids) && m.lids[i] < d {
+			return nil, m.turnBase // broken but not dirty: it was subtracted, yet keeps its paths
 		}
 		if i < len(m.lids) && m.lids[i] == d {
 			i++
@@ -82,10 +85,10 @@ func (st *State) takeMemo(g *fabric.Graph, dirty []int) *counts {
 		rest = append(rest, d)
 	}
 	if i != len(m.lids) || !st.subtract(m.k, rest) {
-		return nil
+		return nil, m.turnBase
 	}
 	memosTaken.Add(1)
-	return m.k
+	return m.k, m.turnBase
 }
 
 // memosTaken counts the memos verifications took (for tests).
