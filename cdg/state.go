@@ -17,18 +17,18 @@ import (
 // CDG, and for every destination LID the VLs its paths use. Counts and
 // order are laid out for the fabric of the last full verification (base),
 // of which the routing's fabric has lost some cables or switches since.
-// A State is never changed once made, so several may verify against it.
+// Apart from a cache (memo), a State does not change once made: several
+// verifications may start from it, also concurrently.
 type State struct {
-	v      *verifier // of the routing
-	// turnBase maps v's turns to base's (nil: v's fabric is base's).
-	turnBase []int32
-	base   *verifier // of the base fabric (v after a full verification)
-	baseCh []int32   // base's turn -> channel
-	toBase []int32   // v's channel -> base channel
-	k      *counts   // the CDG, laid out for base
-	ord    []int32   // per base vertex (channel*V + VL): a topological order
-	dmask  []uint32  // per LID: the VLs of its paths
-	walked int       // destinations walked to make the State
+	v        *verifier // of the routing
+	turnBase []int32   // v's turn -> base's turn (nil: v's fabric is base's)
+	base     *verifier // of the base fabric (v after a full verification)
+	baseCh   []int32   // base's turn -> channel
+	toBase   []int32   // v's channel -> base channel
+	k        *counts   // the CDG, laid out for base
+	ord      []int32   // per base vertex (channel*V + VL): a topological order
+	dmask    []uint32  // per LID: the VLs of its paths
+	walked   int       // destinations walked to make the State
 	// memo is a cache RepairBase leaves for the verification of the
 	// repair; nothing else of a State changes once it is made.
 	memo atomic.Pointer[repairMemo]
