@@ -232,8 +232,8 @@ func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reach
 	if t.noSweep || l.ti.hs == nil || t.relaxWide || l.newTurn > 0 {
 		return false, nil, 0
 	}
-	// A layer whose sweeps often stop short stops trying (torus 8×8×8,
-	// k = 8: 241 of its first 256).
+	// A layer whose sweeps often stop short stops trying (tori; figures:
+	// bench/nue/NOTES.md).
 	if l.sweeps >= t.sweepProbe && l.sweepFails*t.sweepGiveUp > l.sweeps {
 		return false, nil, 0
 	}
