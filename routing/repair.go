@@ -66,7 +66,9 @@ type RepairStats struct {
 // walks each destination's tree once and collects the CDG (parallel over
 // blocks); a topological sort per VL; then, per broken destination,
 // O(switches) plus the Pearce–Kelly insertions of its new dependencies.
-// Deterministic: the same fabric and tables give the same result.
+// With RepairOptions.State the pass over every entry becomes a comparison
+// of the tables with the State's and walks of the broken destinations
+// only. Deterministic: the same fabric and tables give the same result.
 func Repair(ctx context.Context, g *fabric.Graph, old *lft.Routing) (*lft.Routing, RepairStats, error) {
 	return RepairWith(ctx, g, old, RepairOptions{})
 }
