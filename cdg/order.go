@@ -95,77 +95,90 @@ func (o *orderer) insert(x, y int32) bool {
 		return true
 	}
 	o.stamp += 2
-	fs, bs := o.stamp, o.stamp+1
-	// Forward from y, within positions below x's.
-	o.fwd, o.stack = o.fwd[:0], append(o.stack[:0], y)
-	o.seen[y] = fs
-	for len(o.stack) > 0 {
-		w := o.stack[len(o.stack)-1]
-		o.stack = o.stack[:len(o.stack)-1]
-		o.fwd = append(o.fwd, w)
-		c, vl := int64(w)/o.V, int64(w)%o.V
-		h := o.g.Head[c]
-		for k := range int64(o.g.Degree(h)) {
-			if !o.live((o.tbase[c]+k)*o.V + vl) {
-				continue
-			}
-			z := int32((int64(o.g.Off[h])+k)*o.V + vl)
-			if z == x {
-				return false
-			}
-			if o.seen[z] != fs && o.ord[z] < ub {
-				o.seen[z] = fs
-				o.stack = append(o.stack, z)
-			}
-		}
+	cycle := false
+	// Forward from y, within positions below x's; reaching x closes a cycle.
+	o.fwd = o.search(o.fwd, y, o.stamp, o.succ, func(z int32) bool {
+		cycle = cycle || z == x
+		return o.ord[z] < ub
+	})
+	if cycle {
+		return false
 	}
 	// Backward from x, within positions above y's.
-	o.bwd, o.stack = o.bwd[:0], append(o.stack[:0], x)
-	o.seen[x] = bs
-	for len(o.stack) > 0 {
-		w := o.stack[len(o.stack)-1]
-		o.stack = o.stack[:len(o.stack)-1]
-		o.bwd = append(o.bwd, w)
-		c2, vl := int64(w)/o.V, int64(w)%o.V
-		h := o.g.Tail[c2]
-		k := c2 - int64(o.g.Off[h])
-		for e := o.g.Off[h]; e < o.g.Off[h+1]; e++ {
-			c := o.g.Rev[e]
-			if !o.live((o.tbase[c]+k)*o.V + vl) {
-				continue
-			}
-			z := int32(int64(c)*o.V + vl)
-			if o.seen[z] != bs && o.ord[z] > lb {
-				o.seen[z] = bs
-				o.stack = append(o.stack, z)
-			}
-		}
-	}
-	o.reorder()
+	o.bwd = o.search(o.bwd, x, o.stamp+1, o.pred, func(z int32) bool { return o.ord[z] > lb })
+	o.pool = ReorderPK(o.ord, o.fwd, o.bwd, o.pool)
 	return true
 }
 
-// reorder gives the backward set the lowest of the positions both sets
-// hold and the forward set the rest, each in its previous order.
-func (o *orderer) reorder() {
-	byOrd := func(a, b int32) int { return int(o.ord[a] - o.ord[b]) }
-	slices.SortFunc(o.fwd, byOrd)
-	slices.SortFunc(o.bwd, byOrd)
-	o.pool = o.pool[:0]
-	for _, w := range o.bwd {
-		o.pool = append(o.pool, o.ord[w])
+// search returns in out the vertices reachable from s through next
+// whose positions keep accepts, marking them with stamp.
+func (o *orderer) search(out []int32, s int32, stamp uint32, next func(int32, func(int32)), keep func(int32) bool) []int32 {
+	out, o.stack = out[:0], append(o.stack[:0], s)
+	o.seen[s] = stamp
+	for len(o.stack) > 0 {
+		w := o.stack[len(o.stack)-1]
+		o.stack = o.stack[:len(o.stack)-1]
+		out = append(out, w)
+		next(w, func(z int32) {
+			if o.seen[z] != stamp && keep(z) {
+				o.seen[z] = stamp
+				o.stack = append(o.stack, z)
+			}
+		})
 	}
-	for _, w := range o.fwd {
-		o.pool = append(o.pool, o.ord[w])
+	return out
+}
+
+// succ calls fn with every successor of vertex w in the CDG.
+func (o *orderer) succ(w int32, fn func(int32)) {
+	c, vl := int64(w)/o.V, int64(w)%o.V
+	h := o.g.Head[c]
+	for k := range int64(o.g.Degree(h)) {
+		if o.live((o.tbase[c]+k)*o.V + vl) {
+			fn(int32((int64(o.g.Off[h])+k)*o.V + vl))
+		}
 	}
-	slices.Sort(o.pool)
+}
+
+// pred calls fn with every predecessor of vertex w in the CDG: the
+// channels into w's tail, turning onto w.
+func (o *orderer) pred(w int32, fn func(int32)) {
+	c2, vl := int64(w)/o.V, int64(w)%o.V
+	h := o.g.Tail[c2]
+	k := c2 - int64(o.g.Off[h])
+	for e := o.g.Off[h]; e < o.g.Off[h+1]; e++ {
+		if c := o.g.Rev[e]; o.live((o.tbase[c]+k)*o.V + vl) {
+			fn(int32(int64(c)*o.V + vl))
+		}
+	}
+}
+
+// ReorderPK is the reordering step of Pearce and Kelly's dynamic
+// topological sort, after inserting an edge x -> y against the order ord
+// (positions per vertex): fwd holds the vertices reached from y, bwd
+// those reaching x, within the positions between. It gives bwd, then
+// fwd, the positions they held, each keeping its relative order, so
+// that ord is topological again. pool is scratch, returned for reuse.
+func ReorderPK(ord []int32, fwd, bwd, pool []int32) []int32 {
+	byOrd := func(a, b int32) int { return int(ord[a] - ord[b]) }
+	slices.SortFunc(fwd, byOrd)
+	slices.SortFunc(bwd, byOrd)
+	pool = pool[:0]
+	for _, w := range bwd {
+		pool = append(pool, ord[w])
+	}
+	for _, w := range fwd {
+		pool = append(pool, ord[w])
+	}
+	slices.Sort(pool)
 	i := 0
-	for _, w := range o.bwd {
-		o.ord[w] = o.pool[i]
+	for _, w := range bwd {
+		ord[w] = pool[i]
 		i++
 	}
-	for _, w := range o.fwd {
-		o.ord[w] = o.pool[i]
+	for _, w := range fwd {
+		ord[w] = pool[i]
 		i++
 	}
+	return pool
 }
