@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -109,12 +108,7 @@ func WriteOpenSMSL2VLFile(path string, g *fabric.Graph, r *Routing) error {
 
 // ReadOpenSMSL2VLFile reads the SL2VL dump at path (see ReadOpenSMSL2VL).
 func ReadOpenSMSL2VLFile(path string, g *fabric.Graph) (SL2VL, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return SL2VL{}, fmt.Errorf("lft: %w", err)
-	}
-	defer f.Close()
-	return ReadOpenSMSL2VL(f, path, g)
+	return readPath(path, func(r io.Reader) (SL2VL, error) { return ReadOpenSMSL2VL(r, path, g) })
 }
 
 // ReadOpenSMSL2VL reads an opensm-sl2vl.dump (OpenSM's or ours) for the

@@ -360,10 +360,9 @@ func (u *usedTurns) insert(a, b int32) bool {
 
 // twoWayAfter is how many channels the forward search of insert visits
 // alone before the backward search joins it. Most insertions reach only a
-// few channels and succeed (torus 8×8×8, k = 8: 6 on average), where a
-// second search is wasted; refused turns make the forward search run until
-// it meets the cycle, which the backward search cuts short (fat tree k=12,
-// k = 1: 17,424 refusals, 1,170 channels each).
+// few channels and succeed, where a second search is wasted; refused turns
+// make the forward search run until it meets the cycle, which the backward
+// search cuts short (figures: bench/nue/NOTES.md).
 const twoWayAfter = 32
 
 // move finishes an insertion a→b once one of its searches ran out. The
@@ -408,9 +407,8 @@ func (u *usedTurns) move(a, b int32, reached []int32, mark []uint32, st uint32, 
 }
 
 // maxSortedMove is how many reached channels move sorts at most; more are
-// collected by walking the window, which is longer than that by far (fat
-// tree k=12's switch LIDs: 89 channels reached in windows of 3,471 on
-// average).
+// collected by walking the window, which is longer than that by far
+// (figures: bench/nue/NOTES.md).
 const maxSortedMove = 256
 
 // ordChan is a channel with its label, for sorting.

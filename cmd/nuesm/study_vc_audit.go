@@ -41,7 +41,7 @@ at the source only, onto an own global port); any (one non-minimal hop).`,
   nuesm study vc-audit fbfly --param dims=4x4x4 --policy hops:2,hops:3`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVCAudit(cmd.OutOrStdout(), args[0], params, vcRouting{minimal, local, noUTurn}, misroutes, policies, long)
+			return runVCAudit(cmd.OutOrStdout(), args[0], vcAuditFlags{params, vcRouting{minimal, local, noUTurn}, misroutes, policies, long})
 		},
 	}
 	fl := c.Flags()
@@ -80,10 +80,20 @@ type vcRouting struct {
 	noUTurn        bool
 }
 
-func runVCAudit(w io.Writer, kind string, params []string, rt vcRouting, misroutes, policies string, long bool) error {
+// vcAuditFlags are the command's flags as given: generator parameters, the
+// minimal routing, the misroute and policy lists, and --long.
+type vcAuditFlags struct {
+	params              []string
+	routing             vcRouting
+	misroutes, policies string
+	long                bool
+}
+
+func runVCAudit(w io.Writer, kind string, f vcAuditFlags) error {
+	rt, misroutes, policies, long := f.routing, f.misroutes, f.policies, f.long
 	minimal := rt.minimal
 	pm := map[string]string{}
-	for _, p := range params {
+	for _, p := range f.params {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok {
 			return usageError(fmt.Errorf("--param %q, expected NAME=VALUE", p))
