@@ -381,11 +381,12 @@ func (s *sim) islipGrants(it int) bool {
 func (s *sim) pickOut(lo int32) (arbChoice, bool) {
 	m := s.lkMask[lo]
 	if s.vct && s.outLock[lo] >= 0 {
-		if m &= 1 << s.outLock[lo]; m == 0 {
-			return arbChoice{}, false
-		}
+		m &= 1 << s.outLock[lo] // none ready: no choice
 	}
-	return s.arb.pick(&s.arbSt[lo], m)
+	if s.arb.table {
+		return s.arb.tablePick(&s.arbSt[lo], m)
+	}
+	return rrPick(s.arbSt[lo].rr, m)
 }
 
 // forward sends one flit of input VC ivc's packet in progress through the
