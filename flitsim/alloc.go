@@ -280,58 +280,52 @@ func (s *sim) allocSwitch(sw int32, ins []int32) bool {
 func (s *sim) saRequests(sw int32, ins []int32) (wait bool) {
 	tick := s.tick
 	nowFP := s.now << 10
+	vmask := int32(1)<<s.vs - 1
 	s.lkList = s.lkList[:0]
 	for wi, base := int32(0), sw*s.inWords; wi < s.inWords; wi++ {
-		wait = s.saInputs(ins[wi<<6:], s.swActIn[base+wi], tick, nowFP) || wait
-	}
-	return wait
-}
-
-// saInputs is saRequests for the inputs ins[i] of the bits i of mask.
-func (s *sim) saInputs(ins []int32, mask uint64, tick uint32, nowFP int64) (wait bool) {
-	vmask := int32(1)<<s.vs - 1
-	for ; mask != 0; mask &= mask - 1 {
-		li := ins[bits.TrailingZeros64(mask)]
-		if s.inUsed[li] == s.now {
-			continue
-		}
-		ready := uint32(0)
-		for m := s.actMask[li]; m != 0; m &= m - 1 {
-			vl := int32(bits.TrailingZeros32(m))
-			e := s.iv[li<<s.vs|vl].active
-			if s.en[e].arr <= s.en[e].sent {
+		for mask := s.swActIn[base+wi]; mask != 0; mask &= mask - 1 {
+			li := ins[wi<<6|int32(bits.TrailingZeros64(mask))]
+			if s.inUsed[li] == s.now {
 				continue
 			}
-			ov := s.en[e].out
-			if s.ov[ov].credits <= 0 {
+			ready := uint32(0)
+			for m := s.actMask[li]; m != 0; m &= m - 1 {
+				vl := int32(bits.TrailingZeros32(m))
+				e := s.iv[li<<s.vs|vl].active
+				if s.en[e].arr <= s.en[e].sent {
+					continue
+				}
+				ov := s.en[e].out
+				if s.ov[ov].credits <= 0 {
+					continue
+				}
+				if s.freeAt[ov>>s.vs] > nowFP {
+					wait = true
+					continue
+				}
+				ready |= 1 << vl
+			}
+			if s.vct && s.inLock[li] >= 0 {
+				ready &= 1 << s.inLock[li] // the packet in progress keeps the input
+			}
+			if ready == 0 {
 				continue
 			}
-			if s.freeAt[ov>>s.vs] > nowFP {
-				wait = true
-				continue
+			if s.cfg.Allocator != ISLIP {
+				rot := bits.RotateLeft32(ready, -int(s.saPtr[li]))
+				ready = 1 << ((int(s.saPtr[li]) + bits.TrailingZeros32(rot)) & 31)
 			}
-			ready |= 1 << vl
-		}
-		if s.vct && s.inLock[li] >= 0 {
-			ready &= 1 << s.inLock[li] // the packet in progress keeps the input
-		}
-		if ready == 0 {
-			continue
-		}
-		if s.cfg.Allocator != ISLIP {
-			rot := bits.RotateLeft32(ready, -int(s.saPtr[li]))
-			ready = 1 << ((int(s.saPtr[li]) + bits.TrailingZeros32(rot)) & 31)
-		}
-		for r := ready; r != 0; r &= r - 1 {
-			ivc := li<<s.vs | int32(bits.TrailingZeros32(r))
-			ov := s.en[s.iv[ivc].active].out
-			lo := ov >> s.vs
-			if s.lkTick[lo] != tick {
-				s.lkTick[lo], s.lkMask[lo] = tick, 0
-				s.lkList = append(s.lkList, lo)
+			for r := ready; r != 0; r &= r - 1 {
+				ivc := li<<s.vs | int32(bits.TrailingZeros32(r))
+				ov := s.en[s.iv[ivc].active].out
+				lo := ov >> s.vs
+				if s.lkTick[lo] != tick {
+					s.lkTick[lo], s.lkMask[lo] = tick, 0
+					s.lkList = append(s.lkList, lo)
+				}
+				s.lkMask[lo] |= 1 << uint32(ov&vmask)
+				s.ovBest[ov] = ivc
 			}
-			s.lkMask[lo] |= 1 << uint32(ov&vmask)
-			s.ovBest[ov] = ivc
 		}
 	}
 	return wait
