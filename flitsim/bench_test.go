@@ -52,18 +52,14 @@ func BenchmarkFlitHops_FatTree4x3_Shift(b *testing.B) {
 // BenchmarkCycles_Torus8x8_BookSimRouter measures simulated cycles per
 // second in the configuration of the BookSim2 speed comparison
 // (bench/flitsim/booksim/speed.go): 8×8 torus, DOR, uniform 0.25, the
-// router of BookSim2's defaults (wormhole, FIFO, one iSLIP iteration,
-// route stall 2, pipeline delay 3, 8-flit packets, 32-flit buffers, 2 VLs).
+// router of BookSim2's defaults (bookSimRouter).
 func BenchmarkCycles_Torus8x8_BookSimRouter(b *testing.B) {
-	f := torus(b, 8, "dor")
-	n := network(b, f, Config{Switching: Wormhole, Queueing: FIFO, Allocator: ISLIP, Iterations: 1,
-		RouteStall: 2, PipelineDelay: 3, PacketFlits: 8, BufferFlits: 32, VLs: 2})
+	n := network(b, torus(b, 8, "dor"), bookSimRouter)
 	tr := Traffic{Pattern: Uniform, Load: 0.25}
 	opt := RunOptions{Seed: 1, Warmup: 1000, Measure: 20000, Drain: 1000}
 	var cycles int64
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		res, err := n.Run(context.Background(), tr, opt)
 		if err != nil {
 			b.Fatal(err)
