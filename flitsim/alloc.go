@@ -403,7 +403,7 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 		kind |= evTail
 	}
 	s.iv[ivc].flits--
-	s.st.occAdd(s.now, vl, -1, 0)
+	s.st.occ[vl]--
 	s.iv[ivc].stuck = s.now
 	s.inUsed[li] = s.now
 	s.wh.push(s.now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})

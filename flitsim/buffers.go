@@ -48,7 +48,7 @@ func (s *sim) arrive(sw int32, ev *event) {
 		s.iv[ivc].stuck = s.now
 	}
 	s.iv[ivc].flits++
-	s.st.occAdd(s.now, ev.vl, 1, s.iv[ivc].flits)
+	s.st.occGrow(ev.vl, s.iv[ivc].flits)
 	if ev.kind&evTail != 0 {
 		s.iv[ivc].arriving = -1
 	}

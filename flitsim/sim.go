@@ -54,6 +54,7 @@ func (s *sim) step() error {
 		}
 	}
 	s.st.window(s)
+	s.st.advance(s.now)
 	s.generate()
 	s.events()
 	s.injectAll()

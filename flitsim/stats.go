@@ -97,6 +97,24 @@ func (st *stats) occAt(vl int, t int64) int64 {
 	return st.occInt[vl] + st.occ[vl]*(t-st.occLast[vl])
 }
 
+// advance integrates the occupancy up to cycle now, before the cycle's
+// changes: the flits moving within a cycle then only change st.occ
+// (occGrow), as they all happen at the same time.
+func (st *stats) advance(now int64) {
+	for vl, o := range st.occ {
+		st.occInt[vl] += o * (now - st.occLast[vl])
+		st.occLast[vl] = now
+	}
+}
+
+// occGrow records a flit entering a buffer of vl that now holds flits.
+func (st *stats) occGrow(vl uint8, flits int32) {
+	st.occ[vl]++
+	if flits > st.occMax[vl] && st.measuring {
+		st.occMax[vl] = flits
+	}
+}
+
 // occAdd changes the flits buffered on vl by delta at cycle now; flits is
 // the new fill of the buffer that grew (for the maximum).
 func (st *stats) occAdd(now int64, vl uint8, delta int64, flits int32) {
