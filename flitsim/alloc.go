@@ -387,13 +387,16 @@ func (s *sim) pickOut(lo int32) (arbChoice, bool) {
 // crossbar onto its output link; c is the VL arbitration's choice at that
 // link and ready the VLs it chose from.
 func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
-	e := s.iv[ivc].active
-	ov := s.en[e].out
+	now := s.now
+	v := &s.iv[ivc]
+	e := v.active
+	en := &s.en[e]
+	ov := en.out
 	lo := ov >> s.vs
 	li := ivc >> s.vs
 	vl := uint8(ivc & (1<<s.vs - 1))
-	sent := s.en[e].sent + 1
-	s.en[e].sent = sent
+	en.sent++
+	sent := en.sent
 	var kind uint8
 	if sent == 1 {
 		kind = evHead
@@ -402,20 +405,21 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	if tail {
 		kind |= evTail
 	}
-	s.iv[ivc].flits--
+	v.flits--
+	v.stuck = now
 	s.st.occ[vl]--
-	s.iv[ivc].stuck = s.now
-	s.inUsed[li] = s.now
-	s.wh.push(s.now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
-	s.ov[ov].credits--
+	s.inUsed[li] = now
+	s.wh.push(now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
+	o := &s.ov[ov]
+	o.credits--
 	if s.outPend != nil {
 		s.outPend[lo]--
 	}
-	s.freeAt[lo] = max(s.freeAt[lo], s.now<<10) + s.gap
-	s.wh.push(s.now+int64(s.n.lkDelay[lo]), event{link: lo, pkt: s.en[e].pkt, vl: c.vl, kind: kind})
+	s.freeAt[lo] = max(s.freeAt[lo], now<<10) + s.gap
+	s.wh.push(now+int64(s.n.lkDelay[lo]), event{link: lo, pkt: en.pkt, vl: c.vl, kind: kind})
 	s.arb.commit(&s.arbSt[lo], c, tail, ready)
 	s.flitHops++
-	s.lastMove = s.now
+	s.lastMove = now
 	if s.st.measuring {
 		s.st.linkFlits[lo]++
 	}
@@ -424,8 +428,8 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	}
 	if tail {
 		s.inLock[li], s.outLock[lo] = -1, -1
-		s.ov[ov].owner = -1
-		s.iv[ivc].active = -1
+		o.owner = -1
+		v.active = -1
 		s.actMask[li] &^= 1 << uint32(vl)
 		s.release(ivc, e)
 		s.syncIn(li)

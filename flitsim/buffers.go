@@ -13,44 +13,46 @@ package flitsim
 func (s *sim) arrive(sw int32, ev *event) {
 	l := ev.link
 	ivc := l<<s.vs | int32(ev.vl)
+	v := &s.iv[ivc]
 	var e int32
 	if ev.kind&evHead != 0 {
-		e = s.iv[ivc].free
-		s.iv[ivc].free = s.en[e].next
-		s.en[e].pkt, s.en[e].arr, s.en[e].sent, s.en[e].ready = ev.pkt, 0, 0, -1
+		e = v.free
+		en := &s.en[e]
+		v.free = en.next
+		en.pkt, en.arr, en.sent, en.ready = ev.pkt, 0, 0, -1
 		if s.n.pol != nil {
-			s.en[e].out = s.routePolicy(sw, l, ev.pkt)
-			s.outPend[s.en[e].out>>s.vs] += s.P
+			en.out = s.routePolicy(sw, l, ev.pkt)
+			s.outPend[en.out>>s.vs] += s.P
 		} else {
-			s.en[e].out = s.route(sw, l, ev.pkt)
+			en.out = s.route(sw, l, ev.pkt)
 		}
-		tail := s.iv[ivc].tail
-		s.en[e].next, s.en[e].prev = -1, tail
+		tail := v.tail
+		en.next, en.prev = -1, tail
 		if tail >= 0 {
 			s.en[tail].next = e
 		} else {
-			s.iv[ivc].head = e
+			v.head = e
 		}
-		s.iv[ivc].tail = e
-		if s.iv[ivc].count++; s.iv[ivc].count == 1 {
+		v.tail = e
+		if v.count++; v.count == 1 {
 			s.inMask[l] |= 1 << ev.vl
 			s.syncIn(l)
 		}
-		s.iv[ivc].arriving = e
+		v.arriving = e
 		if tail < 0 || s.voq || s.n.pool > 1 {
 			s.wakeVA(sw) // a new candidate for VC allocation
 		}
 	} else {
-		e = s.iv[ivc].arriving
+		e = v.arriving
 	}
 	s.en[e].arr++
-	if s.iv[ivc].flits == 0 {
-		s.iv[ivc].stuck = s.now
+	if v.flits == 0 {
+		v.stuck = s.now
 	}
-	s.iv[ivc].flits++
-	s.st.occGrow(ev.vl, s.iv[ivc].flits)
+	v.flits++
+	s.st.occGrow(ev.vl, v.flits)
 	if ev.kind&evTail != 0 {
-		s.iv[ivc].arriving = -1
+		v.arriving = -1
 	}
 	s.wakeSwitch(sw)
 }
