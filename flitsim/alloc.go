@@ -207,10 +207,11 @@ func (s *sim) routed(e int32) bool {
 	if s.cfg.RouteStall == 0 {
 		return true
 	}
-	if s.en[e].ready < 0 {
-		s.en[e].ready = s.now + int64(s.cfg.RouteStall)
+	en := &s.en[e]
+	if en.ready < 0 {
+		en.ready = s.now + int64(s.cfg.RouteStall)
 	}
-	if r := s.en[e].ready; s.now < r {
+	if r := en.ready; s.now < r {
 		s.stallWait = true
 		s.stallMin = min(s.stallMin, r)
 		return false
@@ -291,11 +292,11 @@ func (s *sim) saRequests(sw int32, ins []int32) (wait bool) {
 			ready := uint32(0)
 			for m := s.actMask[li]; m != 0; m &= m - 1 {
 				vl := int32(bits.TrailingZeros32(m))
-				e := s.iv[li<<s.vs|vl].active
-				if s.en[e].arr <= s.en[e].sent {
+				en := &s.en[s.iv[li<<s.vs|vl].active]
+				if en.arr <= en.sent {
 					continue
 				}
-				ov := s.en[e].out
+				ov := en.out
 				if s.ov[ov].credits <= 0 {
 					continue
 				}
