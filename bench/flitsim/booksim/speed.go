@@ -43,7 +43,7 @@ var speedCases = []speedCase{
 	{name: "Dragonfly p=8 a=16 h=8 with seed 002's Table III times, MIN, UN 0.3", routers: 2064,
 		flitsim: append(append([]string{}, tableIII...), "--policy", "min", "--vc-policy", "df-2vc", "--traffic", "uniform"),
 		short:   500, long: 2500, load: 0.3, reps: 1,
-		note: "flitsim's model of seed 002's simulation (bench/seeds/002-ethernet/sim.sh): 20 ns cycles of one 100-byte flit at 40 Gb/s, 10-flit packets, 10-cycle pipeline, local links 2 cycles, global 20, 100-flit buffers per VL, virtual cut-through; BookSim2's dragonflynew fixes its own latencies, so it has no such row."},
+		note: "flitsim's model of seed 002's simulation (bench/seeds/002-ethernet/sim.sh): 40 ns cycles of one 200-byte flit at 40 Gb/s, 5-flit packets, 5-cycle pipeline, local links 1 cycle, global 10, 50-flit buffers per VL, virtual cut-through; BookSim2's dragonflynew fixes its own latencies, so it has no such row."},
 	{name: "Dragonfly p=8 a=16 h=8 with seed 002's Table III times, conditional rules, ADV+1 0.3", routers: 2064,
 		flitsim: append(append([]string{}, tableIII...), "--policy", "conditional", "--vc-policy", "df-2vc", "--traffic", "nextgroup"),
 		short:   500, long: 2500, load: 0.3, reps: 1,
@@ -53,8 +53,8 @@ var speedCases = []speedCase{
 // tableIII are the flitsim flags of seed 002's Table III network
 // (bench/seeds/simstudy's dragonfly study): 129 groups, 16,512 hosts.
 var tableIII = []string{"--gen", "dragonfly", "--gen-param", "p=8", "--gen-param", "a=16", "--gen-param", "h=8",
-	"--engine", "updn", "--vls", "1", "--flit-bytes", "100", "--packet-flits", "10", "--link-gbps", "40",
-	"--link-latency", "40ns", "--global-latency", "400ns", "--pipeline-delay", "10", "--buffer-flits", "100",
+	"--engine", "updn", "--vls", "1", "--flit-bytes", "200", "--packet-flits", "5", "--link-gbps", "40",
+	"--link-latency", "40ns", "--global-latency", "400ns", "--pipeline-delay", "5", "--buffer-flits", "50",
 	"--warmup", "500", "--seed", "1"}
 
 // median returns the run with the median CPU time.

@@ -4,8 +4,8 @@
 # groups, 16,512 hosts) at 40 Gb/s with 1,000-byte packets, 200 ns switch
 # latency and 40/400 ns local/global links, routed by MIN, VAL, the
 # conditional rules and UGAL under UN and ADV+1 traffic, with the paper's
-# orderings checked. A reduced-length run (1,000 warm-up and 1,000
-# measured cycles of 20 ns, 12 loads). Writes section 5 of RESULTS.md (the
+# orderings checked. A reduced-length run (1,000 warm-up and 750
+# measured cycles of 40 ns, 12 loads). Writes section 5 of RESULTS.md (the
 # sim:begin/sim:end block) and sim/ (CSV, SVG, the section). About 25–35
 # CPU-minutes, ~0.7 GB; runs at nice 10.
 # Usage: bench/seeds/002-ethernet/sim.sh [--link-only]  (--link-only puts
@@ -35,10 +35,10 @@ mkdir -p "$here/sim"
   echo "pause level 0.6, \`ugal\` = UGAL-L at the source switch; the paper's adaptive reference is"
   echo "piggyback, PB) on the network the paper simulates with FOGSim, with Table III's times as"
   echo "per-link latency classes (local, global) and the switch latency as pipeline delay."
-  echo "Not given by the paper and chosen here: the flit (100 bytes, so that every time of Table"
-  echo "III is a whole number of cycles), the buffers (10 packets per VL and port, enough for the"
-  echo "credit loop of a 400 ns global link), the allocator (round robin) and host links (40 ns)."
-  echo "Reduced length: one seed, 1,000 warm-up and 1,000 measured cycles (20 µs), five UN and"
+  echo "Not given by the paper and chosen here: the flit (200 bytes, so that every time of Table"
+  echo "III is a whole number of 40 ns cycles), the buffers (10 packets per VL and port, enough for"
+  echo "the credit loop of a 400 ns global link), the allocator (round robin) and host links (40 ns)."
+  echo "Reduced length: one seed, 1,000 warm-up and 750 measured cycles (40 + 30 µs), five UN and"
   echo "seven ADV+1 loads; points past saturation show the accepted throughput of that short"
   echo "window (the network is still filling), so they rank the routings but are not steady-state"
   echo "saturation throughputs."

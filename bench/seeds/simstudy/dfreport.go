@@ -56,11 +56,11 @@ func (d dfReport) write(md io.Writer, dir string) error {
 	fmt.Fprintf(md, "Dragonfly p = %d, a = %d, h = %d: %d groups, %d switches of %d ports, %d hosts. ", d.s.p, d.s.a, d.s.h,
 		d.s.a*d.s.h+1, d.switches, d.s.p+d.s.a-1+d.s.h, d.nodes)
 	fmt.Fprintf(md, "One cycle carries one %d-byte flit at %g Gb/s: %g ns. Packets of %d bytes = %d flits; switch latency %g ns = "+
-		"%d cycles of pipeline; local and host links %g ns = %d cycles, global links %g ns = %d cycles; input buffers of %d flits "+
+		"%s of pipeline; local and host links %g ns = %s, global links %g ns = %s; input buffers of %d flits "+
 		"(%d packets) per VL; virtual cut-through, VOQ, round-robin allocation; Bernoulli arrivals of 1-packet messages, seed 1; "+
 		"%d warm-up cycles, %d measured (%.0f µs), up to %d more to deliver the measured packets.\n\n",
-		d.s.flitBytes, d.s.gbps, c.NsPerCycle, d.s.packet, c.PacketFlits, d.s.switchNs, c.PipelineDelay, d.s.localNs, c.LinkLatency,
-		d.s.globalNs, int(math.Round(d.s.globalNs/c.NsPerCycle)), c.BufferFlits, c.BufferFlits/c.PacketFlits,
+		d.s.flitBytes, d.s.gbps, c.NsPerCycle, d.s.packet, c.PacketFlits, d.s.switchNs, cycles(c.PipelineDelay), d.s.localNs, cycles(c.LinkLatency),
+		d.s.globalNs, cycles(int(math.Round(d.s.globalNs/c.NsPerCycle))), c.BufferFlits, c.BufferFlits/c.PacketFlits,
 		d.s.warmup, d.s.measure, float64(d.s.measure)*c.NsPerCycle/1000, d.s.measure)
 	base := filepath.Base(dir)
 	for _, p := range dfPatterns {
@@ -86,6 +86,13 @@ func (d dfReport) write(md io.Writer, dir string) error {
 		fmt.Fprintf(md, "- %s: %s (%s).\n", ck.claim, verdict, ck.figures)
 	}
 	return nil
+}
+
+func cycles(n int) string {
+	if n == 1 {
+		return "1 cycle"
+	}
+	return fmt.Sprintf("%d cycles", n)
 }
 
 func dfPatternName(p flitsim.Pattern) string {

@@ -52,13 +52,13 @@ var dfRoutings = []dfRouting{
 }
 
 func fullDragonfly() dfSetup {
-	return dfSetup{p: 8, a: 16, h: 8, gbps: 40, flitBytes: 100, packet: 1000, switchNs: 200, localNs: 40, globalNs: 400,
-		buffer: 100, routings: dfRoutings,
+	return dfSetup{p: 8, a: 16, h: 8, gbps: 40, flitBytes: 200, packet: 1000, switchNs: 200, localNs: 40, globalNs: 400,
+		buffer: 50, routings: dfRoutings,
 		loads: map[flitsim.Pattern][]float64{
 			flitsim.Uniform:   {0.1, 0.3, 0.5, 0.7, 0.9},
 			flitsim.NextGroup: {0.005, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5},
 		},
-		warmup: 1000, measure: 1000, progress: os.Stderr}
+		warmup: 1000, measure: 750, progress: os.Stderr}
 }
 
 func quickDragonfly() dfSetup {

@@ -133,8 +133,8 @@ func TestDragonflyQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := out.String()
-	for _, want := range []string{"20 ns", "10 cycles of pipeline", "2 cycles, global links 400 ns = 20 cycles",
-		"| 0.2 | sat., 0.120 |", "| uniform | conditional | conditional+df-2vc | 0.1 |", "1/(a·p) = 0.1250 per host: holds"} {
+	for _, want := range []string{"40 ns", "5 cycles of pipeline", "1 cycle, global links 400 ns = 10 cycles",
+		"| 0.2 | sat., 0.122 |", "| uniform | conditional | conditional+df-2vc | 0.1 |", "1/(a·p) = 0.1250 per host: holds"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
