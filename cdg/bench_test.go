@@ -3,60 +3,105 @@ package cdg_test
 import (
 	"context"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
+	_ "github.com/nuesm/nuesm/nue" // registers "nue"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
 )
 
-// Benchmark fixtures, routed once with MinHop: the 3-level fat tree k=12
-// (432 switches, 1,728 hosts) and the 8×8×8 torus with 4 hosts a switch.
-var verifyBench struct {
+// verifyBenchFixture is a routed benchmark fabric, built once per process
+// when a benchmark first asks for it.
+type verifyBenchFixture struct {
 	once sync.Once
-	g    map[string]*fabric.Graph
-	r    map[string]*lft.Routing
+	g    *fabric.Graph
+	r    *lft.Routing
+	e    routing.Engine
 	err  error
 }
 
-func verifyFixture(b *testing.B, name string) (*fabric.Graph, *lft.Routing) {
-	b.Helper()
-	verifyBench.once.Do(func() {
-		verifyBench.g, verifyBench.r = map[string]*fabric.Graph{}, map[string]*lft.Routing{}
-		add := func(name string, tp *topo.Topology, err error) {
-			if err == nil {
-				var g *fabric.Graph
-				if g, err = fabric.Compile(tp.Fabric); err == nil {
-					verifyBench.g[name] = g
-					verifyBench.r[name], err = routing.MinHop{}.Route(context.Background(), g, routing.Options{})
-				}
-			}
-			if err != nil && verifyBench.err == nil {
-				verifyBench.err = err
-			}
-		}
+// Benchmark fixtures: the 3-level fat tree k=12 (432 switches, 1,728
+// hosts) and the 8×8×8 torus with 4 hosts a switch, routed with MinHop;
+// the 3-level fat tree k=18 (972 switches, 5,832 hosts), the radix-36
+// 3-level Clos (1,620 switches, 11,664 hosts) and the random fabric of
+// bench/opensm (128 switches of degree 4, 8 hosts each, seed 1), routed
+// with Nue at 8 VLs as the daemon routes them.
+var verifyBench = map[string]*verifyBenchFixture{
+	"fattree12-3": {}, "torus8x8x8": {}, "fattree18-3-nue8": {}, "clos36-3-nue8": {}, "random128-h8-nue8": {},
+}
+
+func buildVerifyFixture(name string) (*topo.Topology, string, int, error) {
+	switch name {
+	case "fattree12-3":
 		tp, err := topo.FatTree(12, 3, 0)
-		add("fattree12-3", tp, err)
-		tp, err = topo.Torus([]int{8, 8, 8}, 4, false)
-		add("torus8x8x8", tp, err)
-	})
-	if verifyBench.err != nil {
-		b.Fatal(verifyBench.err)
+		return tp, "minhop", 0, err
+	case "torus8x8x8":
+		tp, err := topo.Torus([]int{8, 8, 8}, 4, false)
+		return tp, "minhop", 0, err
+	case "fattree18-3-nue8":
+		tp, err := topo.FatTree(18, 3, 0)
+		return tp, "nue", 8, err
+	case "clos36-3-nue8":
+		tp, err := topo.Clos3(36)
+		return tp, "nue", 8, err
+	default: // random128-h8-nue8
+		tp, err := topo.Random(128, 4, 8, 1)
+		return tp, "nue", 8, err
 	}
-	return verifyBench.g[name], verifyBench.r[name]
+}
+
+func verifyFixture(b *testing.B, name string) (*fabric.Graph, *lft.Routing, routing.Engine) {
+	b.Helper()
+	fx := verifyBench[name]
+	fx.once.Do(func() {
+		tp, engine, vls, err := buildVerifyFixture(name)
+		if err == nil {
+			fx.g, err = fabric.Compile(tp.Fabric)
+		}
+		if err == nil {
+			fx.e, err = routing.Lookup(engine)
+		}
+		if err == nil {
+			fx.r, err = fx.e.Route(context.Background(), fx.g, routing.Options{MaxVLs: vls})
+		}
+		fx.err = err
+	})
+	if fx.err != nil {
+		b.Fatal(fx.err)
+	}
+	return fx.g, fx.r, fx.e
 }
 
 func benchVerify(b *testing.B, name string, opt cdg.Options) {
-	g, r := verifyFixture(b, name)
+	g, r, _ := verifyFixture(b, name)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b, cpuTime())
 	for b.Loop() {
 		// MinHop's torus tables and its switch paths on the fat tree
 		// deadlock: the report is complete all the same.
 		rep, err := cdg.Verify(g, r, opt)
 		if rep == nil || rep.Delivered != rep.Pairs {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchVerifyDaemon verifies as the daemon and nuesm route do
+// (routing.Verify with the engine's options, every core).
+func benchVerifyDaemon(b *testing.B, name string) {
+	g, r, e := verifyFixture(b, name)
+	opt := routing.Options{MaxVLs: r.NumVLs}
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer reportCPU(b, cpuTime())
+	for b.Loop() {
+		if _, err := routing.Verify(g, r, e, opt); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -74,10 +119,28 @@ func BenchmarkVerify_Torus8x8x8(b *testing.B) {
 func BenchmarkVerify_FatTree3_k12_Parallel(b *testing.B) {
 	benchVerify(b, "fattree12-3", cdg.Options{})
 }
+func BenchmarkVerify_FatTree3_k18_Nue8(b *testing.B) {
+	benchVerify(b, "fattree18-3-nue8", cdg.Options{Workers: 1, SwitchDelivery: true})
+}
+func BenchmarkVerify_FatTree3_k18_Nue8_Daemon(b *testing.B) {
+	benchVerifyDaemon(b, "fattree18-3-nue8")
+}
+func BenchmarkVerify_Clos3_r36_Nue8(b *testing.B) {
+	benchVerify(b, "clos36-3-nue8", cdg.Options{Workers: 1, SwitchDelivery: true})
+}
+func BenchmarkVerify_Clos3_r36_Nue8_Daemon(b *testing.B) {
+	benchVerifyDaemon(b, "clos36-3-nue8")
+}
+func BenchmarkVerify_Random128_h8_Nue8(b *testing.B) {
+	benchVerify(b, "random128-h8-nue8", cdg.Options{Workers: 1, SwitchDelivery: true})
+}
+func BenchmarkVerify_Random128_h8_Nue8_Daemon(b *testing.B) {
+	benchVerifyDaemon(b, "random128-h8-nue8")
+}
 
 // The metrics walk the same tables with the same walker (lft.Walker).
 func benchMeasure(b *testing.B, name string) {
-	g, r := verifyFixture(b, name)
+	g, r, _ := verifyFixture(b, name)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -89,3 +152,18 @@ func benchMeasure(b *testing.B, name string) {
 
 func BenchmarkMeasure_FatTree3_k12(b *testing.B) { benchMeasure(b, "fattree12-3") }
 func BenchmarkMeasure_Torus8x8x8(b *testing.B)   { benchMeasure(b, "torus8x8x8") }
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per operation since start: on a shared
+// machine it moves less with the load than the wall time does.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+}

@@ -11,8 +11,14 @@
 // "acyclic per VL" condition; with per-hop SL2VL changes (DOR's dateline)
 // the cross-VL edges are kept and checked too.
 //
-// Verify walks every (source, destination) pair through the forwarding
+// Verify follows every (source, destination) pair through the forwarding
 // tables and checks delivery, loop freedom, dead ends, the VL limit and CDG
-// acyclicity. Cycle search is iterative (no recursion), so CDGs of millions
-// of edges are fine.
+// acyclicity. A packet's path depends on its switch and destination only,
+// so the next hops towards one destination form a forest: each switch is
+// settled once per destination, and each (switch, VL) of the delivered
+// paths sets its dependency once. A destination that some source cannot
+// reach, and tables whose SL2VL may change the VL along a path, are walked
+// source switch by source switch, which also finds why packets are lost.
+// Cycle search is iterative (no recursion), so CDGs of millions of edges
+// are fine.
 package cdg

@@ -170,7 +170,20 @@ type verifier struct {
 	cross bool    // SL2VL may change the VL along a path
 	tbase []int64 // channel -> first turn id
 	edges []uint64
-	dests []int32 // destination LIDs
+	dests int // destination LIDs
+	// srcCols: per-source-switch SLs read a block at a time (see walker.block)
+	srcCols bool
+	// Per switch, as the walks of a destination on another switch count its
+	// sources: base their number, need 1 when there are any, srcAll all ones
+	// when their paths count in the CDG. Per component of the switch graph:
+	// compN the sources, compNeed the switches with sources; totalN the
+	// sources of the fabric.
+	base     []int64
+	need     []uint8
+	srcAll   []uint32
+	compN    []int64
+	compNeed []int32
+	totalN   int64
 
 	pairs    int64
 	deliv    int64
@@ -214,10 +227,35 @@ func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
 	v.edges = make([]uint64, (nbits+63)/64)
 	for lid := 1; lid <= g.MaxLID(); lid++ {
 		if sw, term := g.Owner(lid); sw >= 0 || term >= 0 {
-			v.dests = append(v.dests, int32(lid))
+			v.dests++
 		}
 	}
+	v.srcCols = !v.cross && r.SL.BySrc != nil && len(r.SL.Pair) == 0 && len(r.SL.ByDest) > g.MaxLID()
+	v.sourceSums()
 	return v
+}
+
+// sourceSums fills base, need, srcAll, compN, compNeed and totalN.
+func (v *verifier) sourceSums() {
+	S := v.g.NumSwitches()
+	v.base, v.need, v.srcAll = make([]int64, S), make([]uint8, S), make([]uint32, S)
+	v.compN, v.compNeed = make([]int64, S), make([]int32, S)
+	for u := 0; u < S; u++ {
+		n := int64(v.nsrc[u])
+		if v.opt.SwitchSources || v.opt.SwitchDelivery {
+			n++
+		}
+		if v.nsrc[u] > 0 || v.opt.SwitchSources {
+			v.srcAll[u] = ^uint32(0)
+		}
+		v.base[u] = n
+		v.compN[v.comp[u]] += n
+		v.totalN += n
+		if n > 0 {
+			v.need[u] = 1
+			v.compNeed[v.comp[u]]++
+		}
+	}
 }
 
 // vlField is the number of VLs the 4-bit VL field can name (VL15, for
@@ -265,13 +303,16 @@ func checkTables(g *fabric.Graph, r *lft.Routing) error {
 	return nil
 }
 
+// run walks the destinations a block of LIDs at a time, each worker its
+// blocks in increasing order (so that each keeps its first examples).
 func (v *verifier) run() {
-	wks := make([]*walker, parallel.Workers(len(v.dests), v.opt.Workers))
-	_ = parallel.For(context.Background(), len(v.dests), v.opt.Workers, func(w, i int) error {
+	nblocks := v.g.MaxLID()/block + 1
+	wks := make([]*walker, parallel.Workers(nblocks, v.opt.Workers))
+	_ = parallel.For(context.Background(), nblocks, v.opt.Workers, func(w, b int) error {
 		if wks[w] == nil {
 			wks[w] = newWalker(v)
 		}
-		wks[w].dest(int(v.dests[i]))
+		wks[w].block(b)
 		return nil
 	})
 	for _, wk := range wks {
@@ -284,7 +325,7 @@ func (v *verifier) run() {
 func (v *verifier) report() *Report {
 	g := v.g
 	rep := &Report{
-		Destinations: len(v.dests), Pairs: v.pairs, Delivered: v.deliv, Unconnected: v.unconn,
+		Destinations: v.dests, Pairs: v.pairs, Delivered: v.deliv, Unconnected: v.unconn,
 		Loops: v.loops, DeadEnds: v.dead, VLLimit: v.opt.MaxVLs, NumVLs: v.r.NumVLs,
 		VLsUsed: bits.Len32(v.vlMask),
 	}
@@ -314,11 +355,43 @@ func (v *verifier) report() *Report {
 }
 
 // csr turns the dependency bitset into a graph over virtual channels and
-// fills the edge counts of rep.
+// fills the edge counts of rep. Each vertex's successors keep the order of
+// the bits, as NewCSR keeps the order of an edge list.
 func (v *verifier) csr(rep *Report) *CSR {
-	g, V := v.g, v.V
+	V := v.V
 	rep.EdgesPerVL = make([]int, V)
-	var from, to []int32
+	n := v.g.NumChannels() * V
+	g := &CSR{Off: make([]int32, n+1)}
+	var m int64
+	v.eachEdge(func(from, _ int32, vl1, vl2 int) {
+		g.Off[from+1]++
+		m++
+		if vl1 == vl2 {
+			rep.EdgesPerVL[vl1]++
+		} else {
+			rep.CrossVL++
+		}
+	})
+	if m > 1<<31-1 {
+		panic(fmt.Sprintf("cdg: %d dependencies exceed the int32 CSR limit", m))
+	}
+	rep.CDGEdges = int(m)
+	for i := 0; i < n; i++ {
+		g.Off[i+1] += g.Off[i]
+	}
+	g.Adj = make([]int32, m)
+	fill := slices.Clone(g.Off[:n])
+	v.eachEdge(func(from, to int32, _, _ int) {
+		g.Adj[fill[from]] = to
+		fill[from]++
+	})
+	return g
+}
+
+// eachEdge calls fn for every dependency of the bitset in bit order: from
+// and to are virtual-channel vertices (channel*V + VL).
+func (v *verifier) eachEdge(fn func(from, to int32, vl1, vl2 int)) {
+	g, V := v.g, v.V
 	per := int64(V)
 	if v.cross {
 		per *= int64(V)
@@ -326,33 +399,25 @@ func (v *verifier) csr(rep *Report) *CSR {
 	for c := 0; c < g.NumChannels(); c++ {
 		head := g.Head[c]
 		lo, hi := v.tbase[c]*per, v.tbase[c+1]*per
+		// The set bits of [lo, hi) in increasing order, a word at a time.
 		for b := lo; b < hi; b++ {
-			if v.edges[b>>6]&(1<<(b&63)) == 0 {
+			word := v.edges[b>>6] >> (b & 63)
+			if word == 0 {
+				b |= 63 // the loop's b++ moves to the next word
 				continue
+			}
+			b += int64(bits.TrailingZeros64(word))
+			if b >= hi {
+				break
 			}
 			rel := b - lo
 			k := rel / per
-			var vl1, vl2 int
+			vl1, vl2 := int(rel%per), int(rel%per)
 			if v.cross {
 				vl1, vl2 = int(rel%per)/V, int(rel%per)%V
-			} else {
-				vl1 = int(rel % per)
-				vl2 = vl1
 			}
 			c2 := g.Off[head] + int32(k)
-			from = append(from, int32(c)*int32(V)+int32(vl1))
-			to = append(to, c2*int32(V)+int32(vl2))
-			if vl1 == vl2 {
-				rep.EdgesPerVL[vl1]++
-			} else {
-				rep.CrossVL++
-			}
+			fn(int32(c)*int32(V)+int32(vl1), c2*int32(V)+int32(vl2), vl1, vl2)
 		}
 	}
-	rep.CDGEdges = len(from)
-	csr, err := NewCSR(g.NumChannels()*V, from, to)
-	if err != nil {
-		panic(err) // vertex ids come from the graph itself
-	}
-	return csr
 }

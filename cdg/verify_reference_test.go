@@ -72,7 +72,7 @@ func withLMC(t testing.TB, f *fabric.Fabric, lmc uint8) *fabric.Fabric {
 
 // refFabrics lists small fabrics with what the verifier must handle:
 // switches without hosts, parallel cables, loopbacks, two-port CAs, LMC,
-// a disconnected switch graph.
+// a disconnected switch graph, more LIDs than a walker reads at a time.
 func refFabrics(t testing.TB) []refFabric {
 	var out []refFabric
 	gen := must(t)
@@ -90,6 +90,10 @@ func refFabrics(t testing.TB) []refFabric {
 	}
 	add("ring4-lmc1", withLMC(t, gen(topo.Ring(4, 2, nil)), 1))
 	add("kautz2-2-lmc2", withLMC(t, gen(topo.Kautz(2, 2, 1)), 2))
+	// More LIDs than a walker's block (64), so that blocks, workers and
+	// the order of examples across them count.
+	add("torus4x4x2-h2", gen(topo.Torus([]int{4, 4, 2}, 2, false)))
+	add("random24-h3-lmc1", withLMC(t, gen(topo.Random(24, 4, 3, 7)), 1))
 	broken, _, err := topo.InjectFailures(gen(topo.Torus([]int{3, 3}, 1, false)), topo.FailureSpec{Links: 9, Seed: 5})
 	if err != nil {
 		t.Fatal(err)

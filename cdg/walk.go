@@ -7,25 +7,113 @@ import (
 	"github.com/nuesm/nuesm/lft"
 )
 
+// block is the number of destination LIDs a walker reads at a time: one
+// cache line of every switch's table, transposed so that each
+// destination's next hops (a column of the tables) lie in one contiguous
+// slice.
+const block = 64
+
 // walker checks one destination at a time; each worker owns one.
 type walker struct {
-	v       *verifier
-	t       *lft.Walker
-	stamp   uint32
-	chStamp []uint32 // per channel: (dest stamp, SL) already walked onward
+	v *verifier
+	t *lft.Walker
+	// cb holds the block's next hops: cb[j*S+x] is the channel switch x
+	// forwards LID d0+j on, -1 where the entry leads to no other switch
+	// (uniform SL2VL only).
+	cb     []int32
+	sb     []uint8  // the block's per-source-switch SLs, laid out as cb (nil: not used)
+	vls    []uint32 // per switch: VLs pushed through it for the current destination (tree; zero between destinations)
+	st     []uint32 // per switch: tstamp<<2 | state for the current destination
+	tstamp uint32
+	path   []int32
+	stamp  uint32
+	// chStamp is per virtual channel: (dest stamp, SL) already walked
+	// onward (dest; allocated when first needed).
+	chStamp []uint32
 
 	pairs, deliv, unconn, loops, dead int64
 	vlMask                            uint32
 	examples                          []example
 }
 
+// Tree states of a switch (st's low bits).
+const (
+	stVisiting uint32 = 1
+	stOK       uint32 = 2
+	stBad      uint32 = 3
+)
+
 func newWalker(v *verifier) *walker {
-	return &walker{v: v, t: lft.NewWalker(v.g, v.r), chStamp: make([]uint32, v.g.NumChannels()*v.V)}
+	S := v.g.NumSwitches()
+	w := &walker{v: v, t: lft.NewWalker(v.g, v.r)}
+	if !v.cross {
+		w.cb, w.vls, w.st = make([]int32, block*S), make([]uint32, S), make([]uint32, S)
+	}
+	if v.srcCols {
+		w.sb = make([]uint8, block*S)
+	}
+	return w
 }
 
-// dest checks every source against destination LID d.
+// block checks the destinations among LIDs b*block .. b*block+block-1.
+func (w *walker) block(b int) {
+	v, S := w.v, w.v.g.NumSwitches()
+	d0 := b * block
+	n := min(block, v.g.MaxLID()+1-d0)
+	if w.cb != nil {
+		for x := int32(0); int(x) < S; x++ {
+			transposeHops(w.cb, S, x, v.g.PortChannels(x), v.r.Row(x)[d0:d0+n])
+		}
+	}
+	if w.sb != nil {
+		for x := int32(0); int(x) < S; x++ {
+			transpose(w.sb, S, x, v.r.SL.SrcRow(x)[d0:d0+n])
+		}
+	}
+	for j := 0; j < n; j++ {
+		d := d0 + j
+		if sw, term := v.g.Owner(d); sw < 0 && term < 0 {
+			continue
+		}
+		var sl []uint8
+		if w.sb != nil {
+			sl = w.sb[j*S : (j+1)*S]
+		}
+		if w.cb == nil || !w.tree(d, w.cb[j*S:(j+1)*S], sl) {
+			w.dest(d)
+		}
+	}
+}
+
+// transpose writes switch x's slice of a block of LIDs into the block's
+// columns: tb[j*S+x] = row[j].
+func transpose(tb []uint8, S int, x int32, row []uint8) {
+	for j, p := range row {
+		tb[j*S+int(x)] = p
+	}
+}
+
+// transposeHops writes the channels switch x's entries of a block of LIDs
+// lead to into the block's columns: cb[j*S+x] is the channel port row[j]
+// leaves on (pcs: x's channels by port), -1 for none.
+func transposeHops(cb []int32, S int, x int32, pcs []int32, row []uint8) {
+	for j, p := range row {
+		c := int32(-1)
+		if int(p) < len(pcs) && p != lft.NoPort {
+			c = pcs[p]
+		}
+		cb[j*S+int(x)] = c
+	}
+}
+
+// dest checks every source against destination LID d with lft.Walker,
+// reading the tables, whatever they hold, and walks the delivered paths
+// for their dependencies (edges).
 func (w *walker) dest(d int) {
 	v, g := w.v, w.v.g
+	if w.chStamp == nil {
+		w.chStamp = make([]uint32, g.NumChannels()*v.V)
+	}
 	w.stamp++
 	dsw, dport, term := lft.Target(g, d)
 	w.t.Dest(d)
@@ -58,6 +146,37 @@ func (w *walker) dest(d int) {
 		w.deliv += n
 		w.edges(u, d, dsw, dport, term, self && v.opt.SwitchSources)
 	}
+}
+
+// sourceVLs returns the VLs of the walked paths from switch u to d when
+// every port maps SLs by Default: one per distinct SL among u's sources.
+func (w *walker) sourceVLs(u int32, d int, term int32, self bool, sl []uint8) uint32 {
+	v, g, r := w.v, w.v.g, w.v.r
+	def := &r.SL2VL.Default
+	if len(r.SL.Pair) == 0 {
+		inject := v.nsrc[u] > 0 && !(v.nsrc[u] == 1 && term >= 0 && g.Terms[term].Switch == u)
+		if !inject && !self {
+			return 0
+		}
+		if sl != nil {
+			return 1 << def[sl[u]&0xF]
+		}
+		return 1 << def[r.SL.Of(u, 0, d)&0xF]
+	}
+	var m uint32
+	for _, t := range g.TermsOf(u) {
+		if t == term {
+			continue
+		}
+		tm := &g.Terms[t]
+		for l := 0; l < 1<<tm.LMC; l++ {
+			m |= 1 << def[r.SL.Of(u, int(tm.LID)+l, d)&0xF]
+		}
+	}
+	if self {
+		m |= 1 << def[r.SL.Of(u, int(g.SwitchLID(u)), d)&0xF]
+	}
+	return m
 }
 
 // edges records the dependencies of the delivered paths from switch u to
@@ -122,6 +241,8 @@ func (w *walker) walk(u int32, in uint8, sl uint8, dsw int32, dport uint8) {
 	}
 }
 
+// setEdge sets the dependency from channel c1 on VL vl1 to channel c2 (out
+// of the switch c1 enters) on VL vl2.
 func (w *walker) setEdge(c1 int32, vl1 uint8, c2 int32, vl2 uint8) {
 	v, g := w.v, w.v.g
 	turn := v.tbase[c1] + int64(c2-g.Off[g.Head[c1]])
@@ -131,7 +252,13 @@ func (w *walker) setEdge(c1 int32, vl1 uint8, c2 int32, vl2 uint8) {
 	} else {
 		bit = turn*int64(v.V) + int64(vl2)
 	}
-	word, mask := &v.edges[bit>>6], uint64(1)<<(bit&63)
+	setBit(v.edges, bit)
+}
+
+// setBit sets a dependency bit; walkers of other destinations set bits
+// concurrently.
+func setBit(edges []uint64, bit int64) {
+	word, mask := &edges[bit>>6], uint64(1)<<(bit&63)
 	if atomic.LoadUint64(word)&mask == 0 {
 		atomic.OrUint64(word, mask)
 	}

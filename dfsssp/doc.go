@@ -3,9 +3,9 @@
 // paths made deadlock-free by assigning them to virtual layers, from
 // Domke, Hoefler, Nagel, "Deadlock-Free Oblivious Routing for Arbitrary
 // Topologies", IPDPS 2011, pp. 613–624 (SEEDS.md §001 lists both as
-// baselines of the Nue thesis). The paper's text was not at hand; every
-// detail below is taken from OpenSM's implementation by the same first
-// author (opensm/osm_ucast_dfsssp.c), whose choices the engines reproduce
+// baselines of the Nue thesis). Every detail below follows OpenSM's
+// implementation by the same first author (opensm/osm_ucast_dfsssp.c),
+// the DFSSSP that fabrics run, whose choices the engines reproduce
 // exactly: our forwarding tables equal OpenSM's, and our layering puts the
 // same number of paths in each VL (interop_test.go checks both against
 // OpenSM on ibsim, including the 8×8×8 torus and Kautz(7,3) known answers).

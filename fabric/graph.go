@@ -189,6 +189,11 @@ func (g *Graph) ChannelAt(s int32, p uint8) int32 {
 	return g.portChan[i]
 }
 
+// PortChannels returns the channels leaving switch s by port number (-1:
+// the port is not cabled to another switch), as ChannelAt answers for
+// every port; the caller must not modify it.
+func (g *Graph) PortChannels(s int32) []int32 { return g.portChan[g.portOff[s]:g.portOff[s+1]] }
+
 // TermsOf returns the terminal indices attached to switch s.
 func (g *Graph) TermsOf(s int32) []int32 { return g.TermAt[g.TermOff[s]:g.TermOff[s+1]] }
 

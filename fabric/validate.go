@@ -239,30 +239,16 @@ func (v *validator) lids() {
 // Endpoints lists the LID-bearing ports: port 0 of every switch and every
 // cabled CA or router port, in node order. A node without ports (invalid,
 // see Validate) contributes nothing.
-func (f *Fabric) Endpoints() []PortRef {
-	var out []PortRef
-	for i := range f.Nodes {
-		n := &f.Nodes[i]
-		if len(n.Ports) == 0 {
-			continue
-		}
-		if n.Kind == Switch {
-			out = append(out, PortRef{NodeID(i), 0})
-			continue
-		}
-		for p := 1; p < len(n.Ports); p++ {
-			if n.Ports[p].Cabled() {
-				out = append(out, PortRef{NodeID(i), uint8(p)})
-			}
-		}
-	}
-	return out
-}
+func (f *Fabric) Endpoints() []PortRef { return f.ports(true) }
 
 // guidPorts lists the ports whose GUIDs must be unique: port 0 of every
 // switch (its other ports report no GUID of their own) and every CA or
 // router port, cabled or not, in node order.
-func (f *Fabric) guidPorts() []PortRef {
+func (f *Fabric) guidPorts() []PortRef { return f.ports(false) }
+
+// ports lists port 0 of every switch and the CA and router ports (only the
+// cabled ones when cabled), in node order; nodes without ports add none.
+func (f *Fabric) ports(cabled bool) []PortRef {
 	var out []PortRef
 	for i := range f.Nodes {
 		n := &f.Nodes[i]
@@ -274,7 +260,9 @@ func (f *Fabric) guidPorts() []PortRef {
 			continue
 		}
 		for p := 1; p < len(n.Ports); p++ {
-			out = append(out, PortRef{NodeID(i), uint8(p)})
+			if !cabled || n.Ports[p].Cabled() {
+				out = append(out, PortRef{NodeID(i), uint8(p)})
+			}
 		}
 	}
 	return out

@@ -27,10 +27,12 @@
 // (ErrTruncated: "truncated at line N", whether the cut fell inside a line,
 // inside a node block or before the node blocks its cables lead to), and
 // input that is no dump at all (ErrNotDump: binary or compressed data,
-// text without a node block). ReadFileLimited, ParseFileLimited and
-// LimitReader bound what is read: a daemon given a named pipe, /dev/zero
-// or a huge file gets an error instead of hanging or running out of
-// memory.
+// text without a node block). Every file read is bounded, so that a
+// named pipe, /dev/zero or a huge file gives an error instead of a hang or
+// an exhausted memory: ReadFileLimited and ParseFileLimited (the daemon's)
+// take regular files only; ReadDumpFile, ParseFile and LoadFile (the
+// command-line tools') also read a named pipe, up to the limit, and fail
+// at once on one that nothing writes to; LimitReader bounds a stream.
 //
 // Write and WriteFile write a fabric back in the same format, nodes in
 // fabric order, so that Parse(Write(f)) equals f for every parsed f.

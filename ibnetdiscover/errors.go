@@ -30,11 +30,12 @@ var (
 	// the middle of a line, or before the node blocks of the nodes its
 	// cables lead to. It comes with the sentinels of what that broke.
 	ErrTruncated = errors.New("truncated dump")
-	// ErrTooLarge marks input beyond the size limit of ReadFileLimited or
-	// LimitReader.
+	// ErrTooLarge marks input beyond the size limit of ReadFileLimited,
+	// ReadDumpFile or LimitReader.
 	ErrTooLarge = errors.New("dump exceeds the size limit")
-	// ErrNotRegular marks a path that ReadFileLimited refuses: a named
-	// pipe, a device, a directory or a socket.
+	// ErrNotRegular marks a path that ReadFileLimited refuses (a named
+	// pipe, a device, a directory or a socket) or ReadDumpFile refuses
+	// (the same but a named pipe).
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrIBSim marks a fabric that ibsim cannot present as it is (see
 	// ForIBSim).

@@ -14,89 +14,112 @@ func (p *parser) idLine(key string, val []byte) error {
 		p.blk = block{start: p.line}
 	}
 	p.inBlock = true
-	b := &p.blk
-	once := func(seen *int) error {
-		if *seen != 0 {
-			return p.synf("second %s line in one node block (first at line %d), expected one", key[:len(key)-1], *seen)
-		}
-		*seen = p.line
-		return nil
-	}
 	s := scan{b: val}
 	switch key {
 	case "vendid=", "devid=":
-		seen, dst := &b.vendLine, &b.vendID
-		if key == "devid=" {
-			seen, dst = &b.devLine, &b.devID
-		}
-		if err := once(seen); err != nil {
-			return err
-		}
-		if !s.lit("0x") {
-			return p.synf("%s%s, expected 0x<hex>", key, quoteMax(val))
-		}
-		v, ok := s.hex()
-		if !ok || v > 0xffffffff || !s.eof() {
-			return p.synf("%s%s, expected 0x<hex> of at most 32 bits", key, quoteMax(val))
-		}
-		*dst = uint32(v)
+		return p.vendDevLine(key, &s, val)
 	case "sysimgguid=":
-		if err := once(&b.sysLine); err != nil {
-			return err
-		}
-		if !s.lit("0x") {
-			return p.synf("sysimgguid=%s, expected 0x<hex GUID>", quoteMax(val))
-		}
-		g, ok := s.hex()
-		if !ok {
-			return p.synf("sysimgguid=%s, expected 0x<hex GUID>", quoteMax(val))
-		}
-		b.sysGUID = g
-		if s.ws(); !s.eof() {
-			if !s.lit("# Chassis ") {
-				return p.synf("%s after sysimgguid, expected nothing or # Chassis <n> (<name>)", quoteMax(s.rest()))
-			}
-			if err := once(&b.chasLine); err != nil {
-				return err
-			}
-			return p.chassisComment(s.b[s.i-len(" Chassis "):])
-		}
+		return p.sysImageLine(key, &s, val)
 	default: // switchguid=, caguid=, rtguid=
-		if err := once(&b.guidLine); err != nil {
+		return p.nodeGUIDLine(key, &s, val)
+	}
+}
+
+// once records that the block's line of kind key stands at this line; a
+// node block holds each id line at most once.
+func (p *parser) once(key string, seen *int) error {
+	if *seen != 0 {
+		return p.synf("second %s line in one node block (first at line %d), expected one", key[:len(key)-1], *seen)
+	}
+	*seen = p.line
+	return nil
+}
+
+// vendDevLine parses the 32-bit hex value of a vendid= or devid= line.
+func (p *parser) vendDevLine(key string, s *scan, val []byte) error {
+	b := &p.blk
+	seen, dst := &b.vendLine, &b.vendID
+	if key == "devid=" {
+		seen, dst = &b.devLine, &b.devID
+	}
+	if err := p.once(key, seen); err != nil {
+		return err
+	}
+	if !s.lit("0x") {
+		return p.synf("%s%s, expected 0x<hex>", key, quoteMax(val))
+	}
+	v, ok := s.hex()
+	if !ok || v > 0xffffffff || !s.eof() {
+		return p.synf("%s%s, expected 0x<hex> of at most 32 bits", key, quoteMax(val))
+	}
+	*dst = uint32(v)
+	return nil
+}
+
+// sysImageLine parses sysimgguid=0x<GUID> and its optional chassis comment.
+func (p *parser) sysImageLine(key string, s *scan, val []byte) error {
+	b := &p.blk
+	if err := p.once(key, &b.sysLine); err != nil {
+		return err
+	}
+	if !s.lit("0x") {
+		return p.synf("sysimgguid=%s, expected 0x<hex GUID>", quoteMax(val))
+	}
+	g, ok := s.hex()
+	if !ok {
+		return p.synf("sysimgguid=%s, expected 0x<hex GUID>", quoteMax(val))
+	}
+	b.sysGUID = g
+	if s.ws(); !s.eof() {
+		if !s.lit("# Chassis ") {
+			return p.synf("%s after sysimgguid, expected nothing or # Chassis <n> (<name>)", quoteMax(s.rest()))
+		}
+		if err := p.once(key, &b.chasLine); err != nil {
 			return err
 		}
-		switch key {
-		case "switchguid=":
-			b.guidKind = fabric.Switch
-		case "caguid=":
-			b.guidKind = fabric.CA
-		default:
-			b.guidKind = fabric.Router
+		return p.chassisComment(s.b[s.i-len(" Chassis "):])
+	}
+	return nil
+}
+
+// nodeGUIDLine parses switchguid=, caguid= or rtguid=: the node GUID, a
+// switch's optional (port GUID) and its optional # chassis slot.
+func (p *parser) nodeGUIDLine(key string, s *scan, val []byte) error {
+	b := &p.blk
+	if err := p.once(key, &b.guidLine); err != nil {
+		return err
+	}
+	switch key {
+	case "switchguid=":
+		b.guidKind = fabric.Switch
+	case "caguid=":
+		b.guidKind = fabric.CA
+	default:
+		b.guidKind = fabric.Router
+	}
+	if !s.lit("0x") {
+		return p.synf("%s%s, expected 0x<hex GUID>", key, quoteMax(val))
+	}
+	g, ok := s.hex()
+	if !ok {
+		return p.synf("%s%s, expected 0x<hex GUID>", key, quoteMax(val))
+	}
+	b.guid = g
+	if b.guidKind == fabric.Switch && s.byte('(') {
+		pg, ok := s.hex()
+		if !ok || !s.byte(')') {
+			return p.synf("switch port GUID in %s, expected (<hex port GUID>)", quoteMax(val))
 		}
-		if !s.lit("0x") {
-			return p.synf("%s%s, expected 0x<hex GUID>", key, quoteMax(val))
-		}
-		g, ok := s.hex()
-		if !ok {
-			return p.synf("%s%s, expected 0x<hex GUID>", key, quoteMax(val))
-		}
-		b.guid = g
-		if b.guidKind == fabric.Switch && s.byte('(') {
-			pg, ok := s.hex()
-			if !ok || !s.byte(')') {
-				return p.synf("switch port GUID in %s, expected (<hex port GUID>)", quoteMax(val))
-			}
-			b.portGUID, b.hasPort = pg, true
-		}
+		b.portGUID, b.hasPort = pg, true
+	}
+	s.ws()
+	if b.guidKind == fabric.Switch && s.byte('#') {
 		s.ws()
-		if b.guidKind == fabric.Switch && s.byte('#') {
-			s.ws()
-			b.annot.ChassisSlot = string(s.rest())
-			return nil
-		}
-		if !s.eof() {
-			return p.synf("%s after the GUID, expected the end of the line", quoteMax(s.rest()))
-		}
+		b.annot.ChassisSlot = string(s.rest())
+		return nil
+	}
+	if !s.eof() {
+		return p.synf("%s after the GUID, expected the end of the line", quoteMax(s.rest()))
 	}
 	return nil
 }
@@ -138,53 +161,83 @@ func (p *parser) chassisComment(t []byte) error {
 // and `Ca\t2 "H-<guid>"\t\t# "<desc>"` and adds the node.
 func (p *parser) nodeHeader(kind fabric.NodeKind, kwLen int, t []byte) error {
 	p.preamble = false
+	h, err := p.parseNodeHeader(kind, kwLen, t)
+	if err != nil {
+		return err
+	}
+	if err := p.checkBlockGUID(kind, h.guid); err != nil {
+		return err
+	}
+	return p.addNode(kind, h)
+}
+
+// nodeHead is what a node header line says.
+type nodeHead struct {
+	nports   uint64
+	guid     uint64
+	desc     []byte
+	enhanced bool // switch: enhanced port 0
+	scp      bool // CA: (scp) trailer
+	lid      uint16
+	lmc      uint8
+}
+
+// parseNodeHeader reads the port count, node id, description and trailer
+// of a node header line without changing the fabric.
+func (p *parser) parseNodeHeader(kind fabric.NodeKind, kwLen int, t []byte) (nodeHead, error) {
+	var h nodeHead
 	s := scan{b: t, i: kwLen}
 	s.ws()
 	nports, ok := s.dec(fabric.MaxPorts)
 	if !ok || nports == 0 {
-		return p.synf("port count %s, expected a number of ports 1..%d", quoteMax(s.token()), fabric.MaxPorts)
+		return h, p.synf("port count %s, expected a number of ports 1..%d", quoteMax(s.token()), fabric.MaxPorts)
 	}
+	h.nports = nports
 	if s.ws() == 0 {
-		return p.synf("%s after the port count, expected a blank and the node id", quoteMax(s.rest()))
+		return h, p.synf("%s after the port count, expected a blank and the node id", quoteMax(s.rest()))
 	}
 	idKind, guid, ok := s.nodeID()
 	if !ok {
-		return p.synf("node id %s, expected \"%c-<hex GUID>\"", quoteMax(s.token()), kind.Prefix())
+		return h, p.synf("node id %s, expected \"%c-<hex GUID>\"", quoteMax(s.token()), kind.Prefix())
 	}
 	if idKind != kind {
-		return p.synf("node id prefix %c- on a %s line, expected %c-", idKind.Prefix(), kind, kind.Prefix())
+		return h, p.synf("node id prefix %c- on a %s line, expected %c-", idKind.Prefix(), kind, kind.Prefix())
 	}
+	h.guid = guid
 	s.ws()
 	if !s.byte('#') {
-		return p.synf("%s after the node id, expected # \"<node description>\"", quoteMax(s.rest()))
+		return h, p.synf("%s after the node id, expected # \"<node description>\"", quoteMax(s.rest()))
 	}
 	s.ws()
 	if !s.byte('"') {
-		return p.synf("node description %s without quotes, expected # \"<node description>\"", quoteMax(s.rest()))
+		return h, p.synf("node description %s without quotes, expected # \"<node description>\"", quoteMax(s.rest()))
 	}
 	rest := s.rest()
 	q := bytes.LastIndexByte(rest, '"')
 	if q < 0 {
-		return p.synf("node description without closing quote, expected # \"<node description>\"")
+		return h, p.synf("node description without closing quote, expected # \"<node description>\"")
 	}
 	desc, trailer := rest[:q], trimSpace(rest[q+1:])
-	var enhanced, scp bool
-	var lid uint16
-	var lmc uint8
+	h.desc = desc
 	if kind == fabric.Switch {
 		if len(trailer) > 0 {
 			var err error
-			if enhanced, lid, lmc, err = p.switchTrailer(trailer); err != nil {
-				return err
+			if h.enhanced, h.lid, h.lmc, err = p.switchTrailer(trailer); err != nil {
+				return h, err
 			}
 		}
 	} else if len(trailer) > 0 {
 		if string(trailer) != "(scp)" {
-			return p.synf("%s after the node description, expected nothing or (scp)", quoteMax(trailer))
+			return h, p.synf("%s after the node description, expected nothing or (scp)", quoteMax(trailer))
 		}
-		scp = true
+		h.scp = true
 	}
+	return h, nil
+}
 
+// checkBlockGUID holds the header to the block's GUID line, if any: same
+// node kind, same GUID.
+func (p *parser) checkBlockGUID(kind fabric.NodeKind, guid uint64) error {
 	b := &p.blk
 	if b.guidLine != 0 {
 		if b.guidKind != kind {
@@ -195,11 +248,18 @@ func (p *parser) nodeHeader(kind fabric.NodeKind, kwLen int, t []byte) error {
 				kind.Prefix(), guid, guidKey(kind), b.guid, b.guidLine)
 		}
 	}
-	if old, dup := p.b.Lookup(guid); dup {
+	return nil
+}
+
+// addNode adds the node of a parsed header with its block's id lines and
+// opens its port list.
+func (p *parser) addNode(kind fabric.NodeKind, h nodeHead) error {
+	b := &p.blk
+	if old, dup := p.b.Lookup(h.guid); dup {
 		return p.errAt(p.line, fabric.ErrDuplicateGUID, "node GUID 0x%016x already used by the node at line %d, expected unique node GUIDs",
-			guid, p.nodeLine[old])
+			h.guid, p.nodeLine[old])
 	}
-	id, err := p.b.AddNode(kind, guid, int(nports), string(desc))
+	id, err := p.b.AddNode(kind, h.guid, int(h.nports), string(h.desc))
 	if err != nil {
 		return p.errAt(p.line, err, "%s", err.Error())
 	}
@@ -207,16 +267,16 @@ func (p *parser) nodeHeader(kind fabric.NodeKind, kwLen int, t []byte) error {
 	n.VendorID, n.DeviceID, n.SysImageGUID = b.vendID, b.devID, b.sysGUID
 	n.Annot = b.annot
 	n.Annot.Group = p.group
-	n.Annot.SCP = scp
+	n.Annot.SCP = h.scp
 	if kind == fabric.Switch {
-		n.Enhanced = enhanced
-		n.Ports[0].LID, n.Ports[0].LMC = lid, lmc
+		n.Enhanced = h.enhanced
+		n.Ports[0].LID, n.Ports[0].LMC = h.lid, h.lmc
 		if b.hasPort {
 			n.Ports[0].GUID = b.portGUID
 		}
 	}
 	p.portBase = append(p.portBase, int32(len(p.claims)))
-	p.claims = append(p.claims, make([]claim, nports+1)...)
+	p.claims = append(p.claims, make([]claim, h.nports+1)...)
 	p.nodeLine = append(p.nodeLine, int32(p.line))
 	p.blk = block{}
 	p.cur = id

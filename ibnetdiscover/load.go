@@ -3,7 +3,6 @@ package ibnetdiscover
 import (
 	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/nuesm/nuesm/fabric"
 )
@@ -47,11 +46,16 @@ func Load(text []byte, name string) (*Loaded, error) {
 	return l, nil
 }
 
-// LoadFile reads and loads the dump at path (see Load).
-func LoadFile(path string) (*Loaded, error) {
-	text, err := os.ReadFile(path)
+// LoadFile reads and loads the dump at path within DefaultMaxBytes (see
+// LoadFileLimited).
+func LoadFile(path string) (*Loaded, error) { return LoadFileLimited(path, DefaultMaxBytes) }
+
+// LoadFileLimited reads the dump at path with ReadDumpFile, at most limit
+// bytes, and loads it (see Load).
+func LoadFileLimited(path string, limit int64) (*Loaded, error) {
+	text, err := ReadDumpFile(path, limit)
 	if err != nil {
-		return nil, fmt.Errorf("ibnetdiscover: %w", err)
+		return nil, err
 	}
 	return Load(text, path)
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -66,19 +65,16 @@ func (r *Result) Line(p fabric.Problem) int {
 	return r.NodeLine(p.Node)
 }
 
-// ParseFile parses the dump at path (see Parse). A named pipe is read as
-// it comes (nuesm info <(ibnetdiscover)); a directory is refused with an
-// error wrapping ErrNotRegular.
+// ParseFile parses the dump at path (see Parse), read with ReadDumpFile
+// within DefaultMaxBytes: a named pipe is read as it comes (nuesm info
+// <(ibnetdiscover)); a directory or a device is refused with an error
+// wrapping ErrNotRegular.
 func ParseFile(path string) (*Result, error) {
-	f, err := os.Open(path)
+	b, err := ReadDumpFile(path, DefaultMaxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("ibnetdiscover: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("ibnetdiscover: %s: a directory, expected a dump file: %w", path, ErrNotRegular)
-	}
-	return Parse(f, path)
+	return Parse(bytes.NewReader(b), path)
 }
 
 // Parse reads an ibnetdiscover topology dump (FORMATS.md §1); name is used

@@ -2,6 +2,7 @@ package ibnetdiscover
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,21 @@ const DefaultMaxBytes = 256 << 20
 // bytes, or one that grows past it while being read, with an error
 // wrapping ErrTooLarge. Symbolic links are followed.
 func ReadFileLimited(path string, limit int64) ([]byte, error) {
+	return readLimited(path, limit, false)
+}
+
+// ReadDumpFile reads the dump at path for a command-line tool, which may
+// be handed a pipe (nuesm info <(ibnetdiscover)): a regular file as
+// ReadFileLimited reads it; a named pipe as it comes, up to limit bytes,
+// and a pipe nothing writes to is an error at once instead of a wait; a
+// device, socket or directory is refused with an error wrapping
+// ErrNotRegular.
+func ReadDumpFile(path string, limit int64) ([]byte, error) {
+	return readLimited(path, limit, true)
+}
+
+// readLimited is ReadFileLimited, and ReadDumpFile with pipes.
+func readLimited(path string, limit int64, pipes bool) ([]byte, error) {
 	f, err := openNonBlocking(path)
 	if err != nil {
 		return nil, fmt.Errorf("ibnetdiscover: %w", err)
@@ -28,8 +44,16 @@ func ReadFileLimited(path string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ibnetdiscover: %w", err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("ibnetdiscover: %s: %s, expected a regular file: %w", path, fileKind(st.Mode()), ErrNotRegular)
+	mode := st.Mode()
+	if pipes && mode&os.ModeNamedPipe != 0 {
+		return readPipe(f, path, limit)
+	}
+	if !mode.IsRegular() {
+		expected := "a regular file"
+		if pipes {
+			expected = "a dump file"
+		}
+		return nil, fmt.Errorf("ibnetdiscover: %s: %s, expected %s: %w", path, fileKind(mode), expected, ErrNotRegular)
 	}
 	if st.Size() > limit {
 		return nil, tooLarge(path, limit, fmt.Sprintf("%d bytes", st.Size()))
@@ -40,6 +64,22 @@ func ReadFileLimited(path string, limit int64) ([]byte, error) {
 	}
 	if int64(len(b)) > limit {
 		return nil, tooLarge(path, limit, "grew while being read")
+	}
+	return b, nil
+}
+
+// readPipe reads the named pipe f, opened without blocking: with no
+// writer the first read sees end of file, so an idle pipe fails at once.
+func readPipe(f *os.File, path string, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(LimitReader(f, limit, path))
+	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("ibnetdiscover: %s: %w", path, err)
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("ibnetdiscover: %s: a named pipe with nothing in it: nothing writes to it, or its writer wrote nothing: %w", path, ErrNotDump)
 	}
 	return b, nil
 }

@@ -110,19 +110,9 @@ func TestReadFileLimitedRefuses(t *testing.T) {
 		paths["/dev/zero"] = "a character device"
 	}
 	for path, kind := range paths {
-		done := make(chan error, 1)
-		go func() {
+		err := ibtest.Returns(t, "ReadFileLimited("+path+")", func() error {
 			_, err := ReadFileLimited(path, 1<<20)
-			done <- err
-		}()
-		var err error
-		ibtest.WaitFor(t, "ReadFileLimited("+path+") returns", func() (bool, error) {
-			select {
-			case err = <-done:
-				return true, nil
-			default:
-				return false, nil
-			}
+			return err
 		})
 		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), kind) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: %v, want an ErrNotRegular saying %q", path, err, kind)

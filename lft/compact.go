@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/internal/atomicfile"
@@ -151,17 +150,14 @@ func ReadCompactLFTs(in io.Reader, name string, g *fabric.Graph, opt ReadOptions
 // ReadLFTsFile reads the tables at path, a compact LFT file or anything
 // ReadLFTs reads, told apart by their first bytes.
 func ReadLFTsFile(path string, g *fabric.Graph, opt ReadOptions) (*Routing, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("lft: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 256<<10)
-	head, _ := br.Peek(len(gzipMagic))
-	if IsCompactLFTs(head) {
-		return ReadCompactLFTs(br, path, g, opt)
-	}
-	return ReadLFTs(br, path, g, opt)
+	return readPath(path, func(r io.Reader) (*Routing, error) {
+		br := bufio.NewReaderSize(r, 256<<10)
+		head, _ := br.Peek(len(gzipMagic))
+		if IsCompactLFTs(head) {
+			return ReadCompactLFTs(br, path, g, opt)
+		}
+		return ReadLFTs(br, path, g, opt)
+	})
 }
 
 // compactReader reads the decompressed content of a compact LFT file.

@@ -48,12 +48,19 @@ func ReadOpenSMLFTs(r io.Reader, name string, g *fabric.Graph) (*Routing, error)
 
 // ReadOpenSMLFTsFile reads the OpenSM LFT dump at path (see ReadOpenSMLFTs).
 func ReadOpenSMLFTsFile(path string, g *fabric.Graph) (*Routing, error) {
+	return readPath(path, func(r io.Reader) (*Routing, error) { return ReadOpenSMLFTs(r, path, g) })
+}
+
+// readPath opens path, hands it to read and closes it; every file reader
+// of the package opens its file here, so an open error reads the same.
+func readPath[T any](path string, read func(r io.Reader) (T, error)) (T, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("lft: %w", err)
+		var zero T
+		return zero, fmt.Errorf("lft: %w", err)
 	}
 	defer f.Close()
-	return ReadOpenSMLFTs(f, path, g)
+	return read(f)
 }
 
 // ReadIBRoute reads the output of ibroute for one or more switches

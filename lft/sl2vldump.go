@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -109,12 +108,7 @@ func WriteOpenSMSL2VLFile(path string, g *fabric.Graph, r *Routing) error {
 
 // ReadOpenSMSL2VLFile reads the SL2VL dump at path (see ReadOpenSMSL2VL).
 func ReadOpenSMSL2VLFile(path string, g *fabric.Graph) (SL2VL, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return SL2VL{}, fmt.Errorf("lft: %w", err)
-	}
-	defer f.Close()
-	return ReadOpenSMSL2VL(f, path, g)
+	return readPath(path, func(r io.Reader) (SL2VL, error) { return ReadOpenSMSL2VL(r, path, g) })
 }
 
 // ReadOpenSMSL2VL reads an opensm-sl2vl.dump (OpenSM's or ours) for the
@@ -132,147 +126,188 @@ func ReadOpenSMSL2VLFile(path string, g *fabric.Graph) (SL2VL, error) {
 // twice ErrDuplicate, a block without its closing separator line
 // ErrTruncated. Ports the dump does not list are not an error.
 func ReadOpenSMSL2VL(r io.Reader, name string, g *fabric.Graph) (SL2VL, error) {
-	sw := make(map[uint64]int32, g.NumSwitches())
-	for s, id := range g.Switches {
-		sw[g.F.Nodes[id].Ports[0].GUID] = int32(s)
-	}
-	term := make(map[uint64]bool, len(g.Terms))
-	for _, t := range g.Terms {
-		term[g.F.Nodes[t.Node].Ports[t.Port].GUID] = true
-	}
-	type swTab struct {
-		np   int
-		vl   []uint8
-		set  []bool
-		line []int32
-	}
-	tabs := make([]*swTab, g.NumSwitches())
-	var (
-		line, blockLine       int
-		open, closed, caBlock bool
-		cur                   *swTab
-		seps                  int
-		rows                  int
-		caMap                 *[NumSLs]uint8
-		caLine                int
-		order                 [][NumSLs]uint8 // distinct switch rows in order seen
-		count                 = map[[NumSLs]uint8]int{}
-	)
-	errf := func(sentinel error, format string, args ...any) error {
-		return parseErr(name, line, sentinel, format, args...)
-	}
-	endBlock := func() error {
-		if open && !closed {
-			return parseErr(name, line, ErrTruncated, "block of line %d has no closing %q line, expected one after its rows", blockLine, sl2vlSeparator)
-		}
-		return nil
-	}
+	p := newSL2VLReader(name, g)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		line++
-		t := bytes.TrimSpace(sc.Bytes())
-		switch {
-		case len(t) == 0:
-			continue
-		case bytes.HasPrefix(t, []byte("#-")):
-			if !open {
-				return SL2VL{}, errf(ErrSyntax, "separator outside a port block, expected a block header first")
-			}
-			seps++
-			if seps == 2 {
-				closed = true
-			}
-			continue
-		case t[0] == '#':
-			continue
+		p.line++
+		if err := p.readLine(bytes.TrimSpace(sc.Bytes())); err != nil {
+			return SL2VL{}, err
 		}
-		if k, guid, ok := sl2vlHeader(t); ok {
-			if err := endBlock(); err != nil {
-				return SL2VL{}, err
-			}
-			open, closed, seps, rows, blockLine, cur, caBlock = true, false, 0, 0, line, nil, false
-			if k == fabric.Switch {
-				s, ok := sw[guid]
-				if !ok {
-					return SL2VL{}, errf(ErrUnknownPort, "switch port GUID 0x%016x is not in the fabric, expected a switch of the fabric", guid)
-				}
-				if tabs[s] != nil {
-					return SL2VL{}, errf(ErrDuplicate, "second block for switch 0x%016x, expected one", guid)
-				}
-				np := g.F.Nodes[g.Switches[s]].NumPorts()
-				n := (np + 1) * (np + 1)
-				cur = &swTab{np: np, vl: make([]uint8, n*NumSLs), set: make([]bool, n), line: make([]int32, n)}
-				tabs[s] = cur
-			} else {
-				if !term[guid] {
-					return SL2VL{}, errf(ErrUnknownPort, "%s port GUID 0x%016x is not a cabled CA or router port of the fabric, expected one",
-						nodeTypeString(k), guid)
-				}
-				caBlock = true
-			}
-			continue
-		}
-		if !open || closed {
-			return SL2VL{}, errf(ErrSyntax, "unexpected line %q, expected a port block header (\"<type> 0x<guid>, base LID <n>, \\\"<desc>\\\"\")", clip(t))
-		}
-		in, out, m, err := sl2vlRow(t)
-		if err != nil {
-			return SL2VL{}, errf(ErrSyntax, "%v", err)
-		}
-		rows++
-		if caBlock {
-			if in != 0 || out != 0 || rows > 1 {
-				return SL2VL{}, errf(ErrSyntax, "row %d %d in a CA/router block, expected the single row 0 0", in, out)
-			}
-			if caMap == nil {
-				caMap, caLine = &m, line
-			} else if *caMap != m {
-				return SL2VL{}, errf(ErrSyntax, "CA/router map %v differs from %v (line %d), expected one map for all CA and router ports", m, *caMap, caLine)
-			}
-			continue
-		}
-		if in > cur.np || out > cur.np {
-			return SL2VL{}, errf(ErrPortRange, "row %d %d on a switch with %d ports, expected ports 0..%d", in, out, cur.np, cur.np)
-		}
-		k := in*(cur.np+1) + out
-		if cur.set[k] {
-			return SL2VL{}, errf(ErrDuplicate, "row %d %d given twice, expected once (first at line %d)", in, out, cur.line[k])
-		}
-		cur.set[k], cur.line[k] = true, int32(line)
-		copy(cur.vl[k*NumSLs:], m[:])
-		if count[m] == 0 {
-			order = append(order, m)
-		}
-		count[m]++
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return SL2VL{}, parseErr(name, line+1, ErrSyntax, "line longer than 1 MiB, expected a dump line")
+			return SL2VL{}, parseErr(name, p.line+1, ErrSyntax, "line longer than 1 MiB, expected a dump line")
 		}
 		return SL2VL{}, fmt.Errorf("lft: read %s: %w", name, err)
 	}
-	if err := endBlock(); err != nil {
+	if err := p.endBlock(); err != nil {
 		return SL2VL{}, err
 	}
+	return p.result()
+}
+
+// sl2vlReader is the state of ReadOpenSMSL2VL between lines.
+type sl2vlReader struct {
+	name string
+	g    *fabric.Graph
+	sw   map[uint64]int32 // switch port-0 GUID -> switch
+	term map[uint64]bool  // cabled CA and router port GUIDs
+	tabs []*sl2vlTab      // per switch, its rows; nil: no block
+
+	line, blockLine       int
+	open, closed, caBlock bool      // in a block; past its closing line; a CA/router block
+	cur                   *sl2vlTab // the switch block's table
+	seps, rows            int       // separator lines and rows of the block
+	caMap                 *[NumSLs]uint8
+	caLine                int
+	order                 [][NumSLs]uint8 // distinct switch rows in order seen
+	count                 map[[NumSLs]uint8]int
+}
+
+// sl2vlTab holds the rows of one switch, by in*(np+1)+out.
+type sl2vlTab struct {
+	np   int
+	vl   []uint8
+	set  []bool
+	line []int32
+}
+
+func newSL2VLReader(name string, g *fabric.Graph) *sl2vlReader {
+	p := &sl2vlReader{name: name, g: g, sw: make(map[uint64]int32, g.NumSwitches()),
+		term: make(map[uint64]bool, len(g.Terms)), tabs: make([]*sl2vlTab, g.NumSwitches()),
+		count: map[[NumSLs]uint8]int{}}
+	for s, id := range g.Switches {
+		p.sw[g.F.Nodes[id].Ports[0].GUID] = int32(s)
+	}
+	for _, t := range g.Terms {
+		p.term[g.F.Nodes[t.Node].Ports[t.Port].GUID] = true
+	}
+	return p
+}
+
+func (p *sl2vlReader) errf(sentinel error, format string, args ...any) error {
+	return parseErr(p.name, p.line, sentinel, format, args...)
+}
+
+// endBlock refuses a block left without its closing separator line.
+func (p *sl2vlReader) endBlock() error {
+	if p.open && !p.closed {
+		return parseErr(p.name, p.line, ErrTruncated, "block of line %d has no closing %q line, expected one after its rows", p.blockLine, sl2vlSeparator)
+	}
+	return nil
+}
+
+// readLine takes one trimmed line: blank, separator, comment, block
+// header or row.
+func (p *sl2vlReader) readLine(t []byte) error {
+	switch {
+	case len(t) == 0:
+		return nil
+	case bytes.HasPrefix(t, []byte("#-")):
+		if !p.open {
+			return p.errf(ErrSyntax, "separator outside a port block, expected a block header first")
+		}
+		p.seps++
+		if p.seps == 2 {
+			p.closed = true
+		}
+		return nil
+	case t[0] == '#':
+		return nil
+	}
+	if k, guid, ok := sl2vlHeader(t); ok {
+		return p.header(k, guid)
+	}
+	if !p.open || p.closed {
+		return p.errf(ErrSyntax, "unexpected line %q, expected a port block header (\"<type> 0x<guid>, base LID <n>, \\\"<desc>\\\"\")", clip(t))
+	}
+	return p.row(t)
+}
+
+// header opens the block of the port with guid, of a node of kind k.
+func (p *sl2vlReader) header(k fabric.NodeKind, guid uint64) error {
+	if err := p.endBlock(); err != nil {
+		return err
+	}
+	p.open, p.closed, p.seps, p.rows, p.blockLine, p.cur, p.caBlock = true, false, 0, 0, p.line, nil, false
+	if k != fabric.Switch {
+		if !p.term[guid] {
+			return p.errf(ErrUnknownPort, "%s port GUID 0x%016x is not a cabled CA or router port of the fabric, expected one",
+				nodeTypeString(k), guid)
+		}
+		p.caBlock = true
+		return nil
+	}
+	s, ok := p.sw[guid]
+	if !ok {
+		return p.errf(ErrUnknownPort, "switch port GUID 0x%016x is not in the fabric, expected a switch of the fabric", guid)
+	}
+	if p.tabs[s] != nil {
+		return p.errf(ErrDuplicate, "second block for switch 0x%016x, expected one", guid)
+	}
+	np := p.g.F.Nodes[p.g.Switches[s]].NumPorts()
+	n := (np + 1) * (np + 1)
+	p.cur = &sl2vlTab{np: np, vl: make([]uint8, n*NumSLs), set: make([]bool, n), line: make([]int32, n)}
+	p.tabs[s] = p.cur
+	return nil
+}
+
+// row takes one "<in> <out> : <16 VLs>" row of the open block.
+func (p *sl2vlReader) row(t []byte) error {
+	in, out, m, err := sl2vlRow(t)
+	if err != nil {
+		return p.errf(ErrSyntax, "%v", err)
+	}
+	p.rows++
+	if p.caBlock {
+		if in != 0 || out != 0 || p.rows > 1 {
+			return p.errf(ErrSyntax, "row %d %d in a CA/router block, expected the single row 0 0", in, out)
+		}
+		if p.caMap == nil {
+			p.caMap, p.caLine = &m, p.line
+		} else if *p.caMap != m {
+			return p.errf(ErrSyntax, "CA/router map %v differs from %v (line %d), expected one map for all CA and router ports", m, *p.caMap, p.caLine)
+		}
+		return nil
+	}
+	cur := p.cur
+	if in > cur.np || out > cur.np {
+		return p.errf(ErrPortRange, "row %d %d on a switch with %d ports, expected ports 0..%d", in, out, cur.np, cur.np)
+	}
+	k := in*(cur.np+1) + out
+	if cur.set[k] {
+		return p.errf(ErrDuplicate, "row %d %d given twice, expected once (first at line %d)", in, out, cur.line[k])
+	}
+	cur.set[k], cur.line[k] = true, int32(p.line)
+	copy(cur.vl[k*NumSLs:], m[:])
+	if p.count[m] == 0 {
+		p.order = append(p.order, m)
+	}
+	p.count[m]++
+	return nil
+}
+
+// result is the canonical mapping of the rows read (see ReadOpenSMSL2VL).
+func (p *sl2vlReader) result() (SL2VL, error) {
 	var m SL2VL
 	switch {
-	case caMap != nil:
-		m.Default = *caMap
-	case len(order) > 0:
-		best := order[0]
-		for _, o := range order[1:] {
-			if count[o] > count[best] {
+	case p.caMap != nil:
+		m.Default = *p.caMap
+	case len(p.order) > 0:
+		best := p.order[0]
+		for _, o := range p.order[1:] {
+			if p.count[o] > p.count[best] {
 				best = o
 			}
 		}
 		m.Default = best
 	default:
-		return SL2VL{}, parseErr(name, 0, ErrSyntax, "no SL2VL rows, expected at least one port block")
+		return SL2VL{}, parseErr(p.name, 0, ErrSyntax, "no SL2VL rows, expected at least one port block")
 	}
-	for s, t := range tabs {
+	for s, t := range p.tabs {
 		if t != nil {
-			m.own(g, int32(s), t.vl, t.set)
+			m.own(p.g, int32(s), t.vl, t.set)
 		}
 	}
 	return m, nil

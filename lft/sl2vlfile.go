@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -96,16 +95,13 @@ func WriteSL2VLFile(path string, g *fabric.Graph, r *Routing) error {
 // (ReadSL2VL) or an opensm-sl2vl.dump (ReadOpenSMSL2VL), told apart by the
 // first line that is no comment.
 func ReadSL2VLFile(path string, g *fabric.Graph) (SL2VL, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return SL2VL{}, fmt.Errorf("lft: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	if isSL2VLFile(br) {
-		return ReadSL2VL(br, path, g)
-	}
-	return ReadOpenSMSL2VL(br, path, g)
+	return readPath(path, func(r io.Reader) (SL2VL, error) {
+		br := bufio.NewReaderSize(r, 64<<10)
+		if isSL2VLFile(br) {
+			return ReadSL2VL(br, path, g)
+		}
+		return ReadOpenSMSL2VL(br, path, g)
+	})
 }
 
 // isSL2VLFile peeks at the first line that is neither blank nor a

@@ -225,6 +225,7 @@ func (p *slParser) errf(sentinel error, format string, args ...any) error {
 	return parseErr(p.name, p.line, sentinel, format, args...)
 }
 
+// record reads one line after the header.
 func (p *slParser) record(f [][]byte) error {
 	kw := string(f[0])
 	if p.hdr < 3 {
@@ -240,21 +241,7 @@ func (p *slParser) record(f [][]byte) error {
 		}
 		p.ended = true
 	case "dest":
-		if len(f) != 3 {
-			return p.errf(ErrSyntax, "dest line with %d fields, expected \"dest <lid>[-<lid>] <sl>\"", len(f))
-		}
-		lo, hi, err := p.lidRange(f[1], p.destLast, "dest")
-		if err != nil {
-			return err
-		}
-		sl, err := p.sl(f[2])
-		if err != nil {
-			return err
-		}
-		for l := lo; l <= hi; l++ {
-			p.t.ByDest[l] = sl
-		}
-		p.destLast = hi
+		return p.destRecord(f)
 	case "bysrc":
 		if len(f) != 1 {
 			return p.errf(ErrSyntax, "bysrc line with arguments, expected \"bysrc\" alone")
@@ -264,55 +251,88 @@ func (p *slParser) record(f [][]byte) error {
 		}
 		p.bysrc = true
 	case "src":
-		if len(f) != 4 {
-			return p.errf(ErrSyntax, "src line with %d fields, expected \"src 0x<switch guid> <lid>[-<lid>] <sl>\"", len(f))
-		}
-		if !p.bysrc {
-			return p.errf(ErrSyntax, "src line before any bysrc line, expected \"bysrc\" first")
-		}
-		s, err := p.switchGUID(f[1])
-		if err != nil {
-			return err
-		}
-		last, ok := p.srcLast[s]
-		if !ok {
-			last = -1
-		}
-		lo, hi, err := p.lidRange(f[2], last, "src line of this switch")
-		if err != nil {
-			return err
-		}
-		sl, err := p.sl(f[3])
-		if err != nil {
-			return err
-		}
-		p.srcLast[s] = hi
-		p.src = append(p.src, srcRun{s, lo, hi, sl})
+		return p.srcRecord(f)
 	case "pair":
-		if len(f) != 4 {
-			return p.errf(ErrSyntax, "pair line with %d fields, expected \"pair <slid> <dlid> <sl>\"", len(f))
-		}
-		slid, ok1 := decimal(f[1], 0xFFFF)
-		dlid, ok2 := decimal(f[2], 0xFFFF)
-		if !ok1 || !ok2 {
-			return p.errf(ErrSyntax, "bad LIDs %q %q, expected decimal LIDs 0..65535", f[1], f[2])
-		}
-		sl, err := p.sl(f[3])
-		if err != nil {
-			return err
-		}
-		k := uint32(slid)<<16 | uint32(dlid)
-		if p.t.Pair == nil {
-			p.t.Pair = map[uint32]uint8{}
-			p.pairLine = map[uint32]int{}
-		}
-		if first, dup := p.pairLine[k]; dup {
-			return p.errf(ErrDuplicate, "pair %d %d given twice, expected once (first at line %d)", slid, dlid, first)
-		}
-		p.t.Pair[k], p.pairLine[k] = sl, p.line
+		return p.pairRecord(f)
 	default:
 		return p.errf(ErrSyntax, "unknown record %q, expected dest, bysrc, src, pair or end", clip(f[0]))
 	}
+	return nil
+}
+
+// destRecord reads "dest <lid>[-<lid>] <sl>" into the by-destination row.
+func (p *slParser) destRecord(f [][]byte) error {
+	if len(f) != 3 {
+		return p.errf(ErrSyntax, "dest line with %d fields, expected \"dest <lid>[-<lid>] <sl>\"", len(f))
+	}
+	lo, hi, err := p.lidRange(f[1], p.destLast, "dest")
+	if err != nil {
+		return err
+	}
+	sl, err := p.sl(f[2])
+	if err != nil {
+		return err
+	}
+	for l := lo; l <= hi; l++ {
+		p.t.ByDest[l] = sl
+	}
+	p.destLast = hi
+	return nil
+}
+
+// srcRecord reads "src 0x<switch guid> <lid>[-<lid>] <sl>"; the runs are
+// applied once the file is read and the switch rows exist.
+func (p *slParser) srcRecord(f [][]byte) error {
+	if len(f) != 4 {
+		return p.errf(ErrSyntax, "src line with %d fields, expected \"src 0x<switch guid> <lid>[-<lid>] <sl>\"", len(f))
+	}
+	if !p.bysrc {
+		return p.errf(ErrSyntax, "src line before any bysrc line, expected \"bysrc\" first")
+	}
+	s, err := p.switchGUID(f[1])
+	if err != nil {
+		return err
+	}
+	last, ok := p.srcLast[s]
+	if !ok {
+		last = -1
+	}
+	lo, hi, err := p.lidRange(f[2], last, "src line of this switch")
+	if err != nil {
+		return err
+	}
+	sl, err := p.sl(f[3])
+	if err != nil {
+		return err
+	}
+	p.srcLast[s] = hi
+	p.src = append(p.src, srcRun{s, lo, hi, sl})
+	return nil
+}
+
+// pairRecord reads "pair <slid> <dlid> <sl>"; a pair given twice is an error.
+func (p *slParser) pairRecord(f [][]byte) error {
+	if len(f) != 4 {
+		return p.errf(ErrSyntax, "pair line with %d fields, expected \"pair <slid> <dlid> <sl>\"", len(f))
+	}
+	slid, ok1 := decimal(f[1], 0xFFFF)
+	dlid, ok2 := decimal(f[2], 0xFFFF)
+	if !ok1 || !ok2 {
+		return p.errf(ErrSyntax, "bad LIDs %q %q, expected decimal LIDs 0..65535", f[1], f[2])
+	}
+	sl, err := p.sl(f[3])
+	if err != nil {
+		return err
+	}
+	k := uint32(slid)<<16 | uint32(dlid)
+	if p.t.Pair == nil {
+		p.t.Pair = map[uint32]uint8{}
+		p.pairLine = map[uint32]int{}
+	}
+	if first, dup := p.pairLine[k]; dup {
+		return p.errf(ErrDuplicate, "pair %d %d given twice, expected once (first at line %d)", slid, dlid, first)
+	}
+	p.t.Pair[k], p.pairLine[k] = sl, p.line
 	return nil
 }
 

@@ -135,17 +135,15 @@ const DefaultShare = ShareAuto
 // indirect ones (nue/README.md, "Shared searches"). In an indirect network
 // a destination's tree sends every source through its cheapest down-link
 // into the destination's leaf, so the CAs of a leaf need trees of their
-// own to spread over its down-links: sharing took the max EFI of the k=12
-// fat tree from 1,716 to 20,592 (switches partition). In direct networks
-// the paths spread over the fabric anyway, and one tree per switch also
-// puts fewer turns in use, leaving more freedom to later destinations:
-// torus 8×8×8 with 4 CAs per switch, k=8: max EFI 26,384 instead of 34,584
-// in 0.13 s instead of 0.27 s. With SAR jobs the trees are not shared:
-// SAR balances each job's paths, and one tree for a switch's CAs of a job
-// coarsens that (torus 6×6, 4 CAs per switch: effective job EFI 50
-// instead of 38). A switch's own LID adds no load, so in all other cases
-// it takes the tree of a terminal LID of its switch: a search saved, and
-// no new turn (k=12 fat tree: 144 of the 432 switch LIDs' searches).
+// own to spread over its down-links, and sharing raises the max EFI
+// many times over. In direct networks the paths spread over the fabric
+// anyway, and one tree per switch also puts fewer turns in use, leaving
+// more freedom to later destinations: sharing balances better and routes
+// faster. With SAR jobs the trees are not shared: SAR balances each job's
+// paths, and one tree for a switch's CAs of a job coarsens that. A
+// switch's own LID adds no load, so in all other cases it takes the tree
+// of a terminal LID of its switch: a search saved, and no new turn. The
+// figures behind each choice are in nue/README.md, "Shared searches".
 func autoShare(g *fabric.Graph, jobs bool) Share {
 	if !jobs && autoPartition(g) == Locality {
 		return ShareSwitch
@@ -168,11 +166,11 @@ const (
 	Sequential Schedule = "sequential"
 )
 
-// DefaultSchedule is the schedule used when none is given. Measured
-// (nue/README.md): lock step loses balance wherever a round's
-// destinations share sources' up-links (a 3-level fat tree k=8: max EFI
-// 888 against the optimum 504 of Sequential), and its speed-up is at most
-// the number of cores, so Sequential is the default.
+// DefaultSchedule is the schedule used when none is given. Lock step
+// loses balance wherever a round's destinations share sources' up-links
+// (fat trees), and its speed-up is at most the number of cores, so
+// Sequential is the default (nue/README.md, "Schedule and parallelism",
+// has the measurements).
 const DefaultSchedule = Sequential
 
 // step is one unit of the schedule: destinations of distinct layers that

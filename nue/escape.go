@@ -55,37 +55,8 @@ func escapeTree(g *fabric.Graph, roots []int32, comp []int32, w []int64, nh *nod
 // the number of turns it put into use.
 func markEscape(g *fabric.Graph, ut *usedTurns, parent []int32, ds []dest, src []bool) int {
 	S := g.NumSwitches()
-	// Switches whose packets can travel up the tree: the sources (switches
-	// with terminals) and their ancestors.
-	up := make([]bool, S)
-	for v := int32(0); int(v) < S; v++ {
-		for x := v; src[v] && !up[x]; {
-			up[x] = true
-			if parent[x] < 0 {
-				break
-			}
-			x = g.Head[parent[x]]
-		}
-	}
-	// children lists via parent pointers
-	childOff := make([]int32, S+1)
-	for v := 0; v < S; v++ {
-		if p := parent[v]; p >= 0 {
-			childOff[g.Head[p]+1]++
-		}
-	}
-	for v := 0; v < S; v++ {
-		childOff[v+1] += childOff[v]
-	}
-	child := make([]int32, childOff[S])
-	fill := append([]int32(nil), childOff[:S]...)
-	for v := int32(0); int(v) < S; v++ {
-		if p := parent[v]; p >= 0 {
-			u := g.Head[p]
-			child[fill[u]] = v
-			fill[u]++
-		}
-	}
+	up := upSwitches(g, parent, src)
+	childOff, child := treeChildren(g, parent)
 	n := 0
 	mustUse := func(a, b int32) {
 		if !ut.isUsed(ut.ti.id(a, b)) {
@@ -138,6 +109,49 @@ func markEscape(g *fabric.Graph, ut *usedTurns, parent []int32, ds []dest, src [
 		}
 	}
 	return n
+}
+
+// upSwitches marks the switches whose packets can travel up the tree: the
+// sources (switches with terminals) and their ancestors.
+func upSwitches(g *fabric.Graph, parent []int32, src []bool) []bool {
+	S := g.NumSwitches()
+	up := make([]bool, S)
+	for v := int32(0); int(v) < S; v++ {
+		for x := v; src[v] && !up[x]; {
+			up[x] = true
+			if parent[x] < 0 {
+				break
+			}
+			x = g.Head[parent[x]]
+		}
+	}
+	return up
+}
+
+// treeChildren lists each switch's children in the tree given by parent
+// pointers (CSR: the children of v are child[childOff[v]:childOff[v+1]],
+// in switch order).
+func treeChildren(g *fabric.Graph, parent []int32) (childOff, child []int32) {
+	S := g.NumSwitches()
+	childOff = make([]int32, S+1)
+	for v := 0; v < S; v++ {
+		if p := parent[v]; p >= 0 {
+			childOff[g.Head[p]+1]++
+		}
+	}
+	for v := 0; v < S; v++ {
+		childOff[v+1] += childOff[v]
+	}
+	child = make([]int32, childOff[S])
+	fill := append([]int32(nil), childOff[:S]...)
+	for v := int32(0); int(v) < S; v++ {
+		if p := parent[v]; p >= 0 {
+			u := g.Head[p]
+			child[fill[u]] = v
+			fill[u]++
+		}
+	}
+	return childOff, child
 }
 
 // escapeRoutes sets via to the tree routes towards switch w: ancestors of

@@ -319,8 +319,9 @@ func (l *layer) resetSearch() {
 	l.qreset()
 }
 
-// resetScratch clears the per-switch scratch, an array at a time: one
-// loop over all four took about twice as long.
+// resetScratch clears the per-switch scratch an array at a time: each
+// loop is a plain fill of one array, which compiles to a faster loop than
+// one that writes all four.
 func (l *layer) resetScratch() {
 	for v := range l.dist {
 		l.dist[v] = inf

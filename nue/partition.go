@@ -96,10 +96,8 @@ const (
 // (every switch has terminals: tori, Dragonflies, random fabrics).
 // Measured (nue/README.md): in indirect networks every shortest path goes
 // up then down, so layers need no locality to stay acyclic and round robin
-// balances best (a 3-level fat tree k=8 reaches the optimal max EFI of 504
-// at every k; locality gives 824–1096); in direct networks compact layers
-// avoid the ring dependencies of shortest paths (torus 6×6×6, k=8: 4.58
-// average hops and max EFI 407 against 6.10 and 1,715 with round robin).
+// balances best; in direct networks compact layers avoid the ring
+// dependencies of shortest paths (figures: bench/nue/NOTES.md).
 const Auto Partition = "auto"
 
 func autoPartition(g *fabric.Graph) Partition {

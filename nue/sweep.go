@@ -232,8 +232,8 @@ func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reach
 	if t.noSweep || l.ti.hs == nil || t.relaxWide || l.newTurn > 0 {
 		return false, nil, 0
 	}
-	// A layer whose sweeps often stop short stops trying (torus 8×8×8,
-	// k = 8: 241 of its first 256).
+	// A layer whose sweeps often stop short stops trying (tori; figures:
+	// bench/nue/NOTES.md).
 	if l.sweeps >= t.sweepProbe && l.sweepFails*t.sweepGiveUp > l.sweeps {
 		return false, nil, 0
 	}
@@ -249,7 +249,7 @@ func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reach
 
 // sweep is the level-by-level search; see trySweep.
 func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
-	g, ut := l.g, l.ut
+	ut := l.ut
 	row := l.row(dsw)
 	reached, target := int32(0), l.compSrc[l.comp[dsw]]
 	l.dist[dsw], l.settled[dsw] = 0, true
@@ -280,60 +280,13 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 		if l.span > 0 && int64(h) > (l.w0-1)/l.span {
 			return false, lev, reached
 		}
-		// The level where the last sources are reached: the Dijkstra
-		// stops after the one of largest (key, index).
-		n, last := int32(0), int32(-1)
-		for _, v := range lev {
-			if l.src[v] {
-				n++
-				if l.via[v] < 0 {
-					return false, lev, reached
-				}
-				if last < 0 || l.dist[v] > l.dist[last] || l.dist[v] == l.dist[last] && v > last {
-					last = v
-				}
-			}
+		n, last, ok := l.levelSources(lev)
+		if !ok {
+			return false, lev, reached
 		}
 		final := reached+n == target
-		wet := len(l.wet)
-		for _, v := range lev {
-			c := l.via[v]
-			if final && (l.dist[v] > l.dist[last] || l.dist[v] == l.dist[last] && v > last) {
-				continue // after the last source: not settled
-			}
-			if c < 0 {
-				if final {
-					continue // offered only a detour: settled after the last source
-				}
-				// Every offer continues on a blocked turn.
-				l.unsettle(lev, wet)
-				return false, lev, reached
-			}
-			if !l.usedOffer[v] {
-				// As accept, but a refused turn is not blocked: the
-				// Dijkstra will refuse it in its own time. The turn is
-				// not in use (pull read its bit in the level's snapshot,
-				// and only v settles over c), nor blocked (pull skips
-				// those), nor one from the destination's own switch
-				// (counted as used).
-				next := g.Head[c]
-				nb := l.via[next]
-				// ut.cb of c and nb (one mask word: stride 4); in
-				// order already, the turn goes in at O(1).
-				cc, cn := ut.cb[int(c)*4:int(c)*4+4], ut.cb[int(nb)*4:int(nb)*4+4]
-				if int64(cn[0]) < int64(cc[0]) && !ut.insert(c, nb) {
-					l.unsettle(lev, wet)
-					return false, lev, reached
-				}
-				// As ut.setBits, with one mask word (the sweep's case).
-				i := nb - g.Off[next]
-				t := l.ti.base[c] + i
-				ut.state[t] = tWet
-				cc[1] |= 1 << uint(i)
-				cn[2] |= 1 << (l.ti.hs[c] & 63)
-				l.wet = append(l.wet, t)
-			}
-			l.settled[v] = true
+		if !l.settleLevel(lev, final, last) {
+			return false, lev, reached
 		}
 		if final {
 			return true, nil, reached + n
@@ -347,6 +300,74 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 	}
 	l.resetSearch()
 	return false, nil, 0
+}
+
+// levelSources counts the sources of level lev and finds the one where the
+// Dijkstra would stop (the largest (key, index)); ok is false when a source
+// has no offer.
+func (l *layer) levelSources(lev []int32) (n, last int32, ok bool) {
+	last = -1
+	for _, v := range lev {
+		if l.src[v] {
+			n++
+			if l.via[v] < 0 {
+				return n, last, false
+			}
+			if last < 0 || l.dist[v] > l.dist[last] || l.dist[v] == l.dist[last] && v > last {
+				last = v
+			}
+		}
+	}
+	return n, last, true
+}
+
+// settleLevel settles the switches of level lev over their offers (when
+// final, only those up to the source last, as the Dijkstra would); when an
+// offer continues on a blocked turn or its turn closes a cycle it takes
+// the level back and returns false.
+func (l *layer) settleLevel(lev []int32, final bool, last int32) bool {
+	g, ut := l.g, l.ut
+	wet := len(l.wet)
+	for _, v := range lev {
+		c := l.via[v]
+		if final && (l.dist[v] > l.dist[last] || l.dist[v] == l.dist[last] && v > last) {
+			continue // after the last source: not settled
+		}
+		if c < 0 {
+			if final {
+				continue // offered only a detour: settled after the last source
+			}
+			// Every offer continues on a blocked turn.
+			l.unsettle(lev, wet)
+			return false
+		}
+		if !l.usedOffer[v] {
+			// As accept, but a refused turn is not blocked: the
+			// Dijkstra will refuse it in its own time. The turn is
+			// not in use (pull read its bit in the level's snapshot,
+			// and only v settles over c), nor blocked (pull skips
+			// those), nor one from the destination's own switch
+			// (counted as used).
+			next := g.Head[c]
+			nb := l.via[next]
+			// ut.cb of c and nb (one mask word: stride 4); in
+			// order already, the turn goes in at O(1).
+			cc, cn := ut.cb[int(c)*4:int(c)*4+4], ut.cb[int(nb)*4:int(nb)*4+4]
+			if int64(cn[0]) < int64(cc[0]) && !ut.insert(c, nb) {
+				l.unsettle(lev, wet)
+				return false
+			}
+			// As ut.setBits, with one mask word (the sweep's case).
+			i := nb - g.Off[next]
+			t := l.ti.base[c] + i
+			ut.state[t] = tWet
+			cc[1] |= 1 << uint(i)
+			cn[2] |= 1 << (l.ti.hs[c] & 63)
+			l.wet = append(l.wet, t)
+		}
+		l.settled[v] = true
+	}
+	return true
 }
 
 // unsettle takes back the settling of level lev, whose new turns start at

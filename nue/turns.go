@@ -273,12 +273,12 @@ func (u *usedTurns) release(t int32) {
 // reached move right in front of b; either part keeps its order
 // (Marchetti-Spaccamela, Nanni, Rohnert, IPL 59, 1996, and its mirror
 // image). The moved channels are relabelled in the gap there (see
-// placeAfter); the rest of the window ord[b]..ord[a] keeps its labels:
-// with positions instead of labels, shifting the window took a third of
-// the routing on the torus 8×8×8 (windows of 452 channels on average, 6 of
-// them reached). Pearce–Kelly's reordering of both searched sets costs
-// more (torus 8×8×8, k = 8: 0.32 s against 0.22 s per routing, and again
-// when tried with this code).
+// placeAfter); the rest of the window ord[b]..ord[a] keeps its labels, so
+// a move costs the reached channels, not the window (windows are large and
+// the reached part small; plain positions would shift the whole window).
+// Pearce–Kelly's reordering of both searched sets needs a backward search
+// every time and is slower here (nue/README.md, "Search", has the
+// measurements).
 func (u *usedTurns) insert(a, b int32) bool {
 	lb, ub := u.ord(b), u.ord(a)
 	if lb > ub {
@@ -360,10 +360,9 @@ func (u *usedTurns) insert(a, b int32) bool {
 
 // twoWayAfter is how many channels the forward search of insert visits
 // alone before the backward search joins it. Most insertions reach only a
-// few channels and succeed (torus 8×8×8, k = 8: 6 on average), where a
-// second search is wasted; refused turns make the forward search run until
-// it meets the cycle, which the backward search cuts short (fat tree k=12,
-// k = 1: 17,424 refusals, 1,170 channels each).
+// few channels and succeed, where a second search is wasted; refused turns
+// make the forward search run until it meets the cycle, which the backward
+// search cuts short (figures: bench/nue/NOTES.md).
 const twoWayAfter = 32
 
 // move finishes an insertion a→b once one of its searches ran out. The
@@ -408,9 +407,8 @@ func (u *usedTurns) move(a, b int32, reached []int32, mark []uint32, st uint32, 
 }
 
 // maxSortedMove is how many reached channels move sorts at most; more are
-// collected by walking the window, which is longer than that by far (fat
-// tree k=12's switch LIDs: 89 channels reached in windows of 3,471 on
-// average).
+// collected by walking the window, which is longer than that by far
+// (figures: bench/nue/NOTES.md).
 const maxSortedMove = 256
 
 // ordChan is a channel with its label, for sorting.

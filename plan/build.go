@@ -207,6 +207,41 @@ func (b *builder) strict() {
 //	Z  barrier, entries whose new value delivers nothing
 func (b *builder) assemble() *Plan {
 	p := &Plan{AllowReorder: b.opt.AllowReorder, MaxVLs: b.opt.MaxVLs}
+	sb, at := b.skeleton()
+	for _, c := range b.delta.SL2VL {
+		i := at.B
+		if at.anyDrain {
+			i = at.Q
+		}
+		sb.steps[i].SL2VL = append(sb.steps[i].SL2VL, c)
+		sb.steps[i].NewDefault = b.delta.NewDefault
+	}
+	for i := range b.infos {
+		if b.strat[i] == Unchanged {
+			continue
+		}
+		dp := b.place(&sb, at, i)
+		p.Dests = append(p.Dests, dp)
+		p.ChangedPairs += dp.ChangedPairs
+	}
+	for _, in := range b.infos {
+		p.Pairs += in.pairs
+		p.LostPairs += in.lostPairs
+	}
+	p.Steps = sb.finish()
+	return p
+}
+
+// skeletonAt holds the indices of assemble's steps (see there): P and R
+// are -1 without a drain phase; B and Q are the first of their levels.
+type skeletonAt struct {
+	P, A, B, C, Q, R, Z int
+	anyDrain            bool
+}
+
+// skeleton lays out assemble's steps, as many LFT levels as the deepest
+// live and drained destinations need, with nothing in them yet.
+func (b *builder) skeleton() (stepBuilder, skeletonAt) {
 	var liveL, drainL int32
 	anyDrain := false
 	for i, in := range b.infos {
@@ -221,92 +256,76 @@ func (b *builder) assemble() *Plan {
 	}
 	liveL, drainL = max(liveL, 1), max(drainL, 1)
 	var sb stepBuilder
+	at := skeletonAt{P: -1, R: -1, anyDrain: anyDrain}
 	pause := Step{Kind: Pause, Note: "drain phase: stop the changed pairs, wait until their packets left the fabric"}
-	stepP := -1
 	if anyDrain && b.drainFirst {
 		pause.Note = "drain phase: stop the changed pairs that cannot move live, wait until their packets left the fabric"
-		stepP = sb.add(pause)
+		at.P = sb.add(pause)
 		// Only the paused pairs drained at P: the barrier keeps the
 		// epochs of the live destinations apart from their last packets.
 		sb.add(Step{Kind: Barrier, Note: "packets injected before the drain phase drain"})
 	}
-	stepA := sb.add(Step{Kind: Write, Note: "sources switch to transition SLs"})
+	at.A = sb.add(Step{Kind: Write, Note: "sources switch to transition SLs"})
 	sb.add(Step{Kind: Barrier, Note: "packets with the old SLs drain"})
-	stepB := len(sb.steps)
+	at.B = len(sb.steps)
 	for l := int32(1); l <= liveL; l++ {
 		sb.add(Step{Kind: Write, Note: fmt.Sprintf("ordered LFT writes, level %d of %d (each switch after its new next hop)", l, liveL)})
 	}
 	sb.add(Step{Kind: Barrier, Note: "packets of mixed paths drain"})
-	stepC := sb.add(Step{Kind: Write, Note: "sources switch to the new SLs"})
+	at.C = sb.add(Step{Kind: Write, Note: "sources switch to the new SLs"})
 	sb.add(Step{Kind: Barrier, Note: "packets of the transition drain"})
-	stepQ := len(sb.steps)
+	at.Q = len(sb.steps)
 	if anyDrain {
-		if stepP < 0 {
-			stepP = sb.add(pause)
+		if at.P < 0 {
+			at.P = sb.add(pause)
 		}
-		stepQ = len(sb.steps)
+		at.Q = len(sb.steps)
 		for l := int32(1); l <= drainL; l++ {
 			sb.add(Step{Kind: Write, Note: fmt.Sprintf("LFT writes of the drain phase, level %d of %d", l, drainL)})
 		}
 	}
-	stepR := -1
 	if anyDrain {
-		stepR = sb.add(Step{Kind: Resume, Note: "drain phase ends: the paused pairs use the new paths"})
+		at.R = sb.add(Step{Kind: Resume, Note: "drain phase ends: the paused pairs use the new paths"})
 	}
 	sb.add(Step{Kind: Barrier, Note: "no packet can still reach the entries written last"})
-	stepZ := sb.add(Step{Kind: Write, Note: "entries no path uses any more"})
-	for _, c := range b.delta.SL2VL {
-		at := stepB
-		if anyDrain {
-			at = stepQ
-		}
-		sb.steps[at].SL2VL = append(sb.steps[at].SL2VL, c)
-		sb.steps[at].NewDefault = b.delta.NewDefault
+	at.Z = sb.add(Step{Kind: Write, Note: "entries no path uses any more"})
+	return sb, at
+}
+
+// place puts the LFT and SL writes of changed destination i into the
+// steps of its strategy and returns its summary.
+func (b *builder) place(sb *stepBuilder, at skeletonAt, i int) DestPlan {
+	in, st := &b.infos[i], b.strat[i]
+	base := at.B
+	if st == Drained {
+		base = at.Q
+		pa := Paused{DLID: in.d, Sources: in.changedSrc, Pairs: in.changedPairs}
+		sb.steps[at.P].Paused = append(sb.steps[at.P].Paused, pa)
+		sb.steps[at.R].Paused = append(sb.steps[at.R].Paused, pa)
 	}
-	for i := range b.infos {
-		in, st := &b.infos[i], b.strat[i]
-		if st == Unchanged {
-			continue
+	for j, x := range in.changed {
+		wr := LFTWrite{Switch: x, LID: in.d, Old: b.old.Port(x, int(in.d)), New: b.new.Port(x, int(in.d))}
+		k := at.Z
+		if in.level[j] > 0 {
+			k = base + int(in.level[j]) - 1
 		}
-		base := stepB
-		if st == Drained {
-			base = stepQ
-			pa := Paused{DLID: in.d, Sources: in.changedSrc, Pairs: in.changedPairs}
-			sb.steps[stepP].Paused = append(sb.steps[stepP].Paused, pa)
-			sb.steps[stepR].Paused = append(sb.steps[stepR].Paused, pa)
-		}
-		for j, x := range in.changed {
-			wr := LFTWrite{Switch: x, LID: in.d, Old: b.old.Port(x, int(in.d)), New: b.new.Port(x, int(in.d))}
-			at := stepZ
-			if in.level[j] > 0 {
-				at = base + int(in.level[j]) - 1
-			}
-			sb.steps[at].LFT = append(sb.steps[at].LFT, wr)
-		}
-		sls := b.slByDest[in.d]
-		switch st {
-		case SLFirst:
-			sb.steps[stepA].SL = append(sb.steps[stepA].SL, sls...)
-		case SLLast:
-			sb.steps[stepC].SL = append(sb.steps[stepC].SL, sls...)
-		case FreshSL:
-			to, back := b.freshRecords(in, uint8(b.freshSL[i]))
-			sb.steps[stepA].SL = append(sb.steps[stepA].SL, to...)
-			sb.steps[stepC].SL = append(sb.steps[stepC].SL, back...)
-		default:
-			sb.steps[base].SL = append(sb.steps[base].SL, sls...)
-		}
-		dp := DestPlan{DLID: in.d, Strategy: st, TransitionSL: b.freshSL[i], Levels: int(in.maxLevel),
-			Writes: len(in.changed), ChangedPairs: in.changedPairs, Why: b.why[i]}
-		p.Dests = append(p.Dests, dp)
-		p.ChangedPairs += in.changedPairs
+		sb.steps[k].LFT = append(sb.steps[k].LFT, wr)
 	}
-	for _, in := range b.infos {
-		p.Pairs += in.pairs
-		p.LostPairs += in.lostPairs
+	sls := b.slByDest[in.d]
+	switch st {
+	case SLFirst:
+		sb.steps[at.A].SL = append(sb.steps[at.A].SL, sls...)
+	case SLLast:
+		sb.steps[at.C].SL = append(sb.steps[at.C].SL, sls...)
+	case FreshSL:
+		to, back := b.freshRecords(in, uint8(b.freshSL[i]))
+		sb.steps[at.A].SL = append(sb.steps[at.A].SL, to...)
+		sb.steps[at.C].SL = append(sb.steps[at.C].SL, back...)
+	default:
+		sb.steps[base].SL = append(sb.steps[base].SL, sls...)
 	}
-	p.Steps = sb.finish()
-	return p
+	return DestPlan{DLID: in.d, Strategy: st, TransitionSL: b.freshSL[i], Levels: int(in.maxLevel),
+		Writes: len(in.changed), ChangedPairs: in.changedPairs, Why: b.why[i]}
 }
 
 // freshRecords are the SL changes that move destination in to transition

@@ -198,8 +198,15 @@ func (d *dag) insert(e int64) bool {
 			}
 		})
 	}
-	// Reorder: the backward set, then the forward set, into the positions
-	// they held, each keeping its relative order.
+	d.reorder()
+	d.cnt[e] = 1
+	return true
+}
+
+// reorder gives the backward set, then the forward set, the positions
+// they held, each keeping its relative order: after it, the order is
+// topological again with the new edge.
+func (d *dag) reorder() {
 	byOrd := func(s []int32) { sort.Slice(s, func(i, j int) bool { return d.ord[s[i]] < d.ord[s[j]] }) }
 	byOrd(d.fwd)
 	byOrd(d.bwd)
@@ -220,8 +227,6 @@ func (d *dag) insert(e int64) bool {
 		d.ord[v] = d.pool[i]
 		i++
 	}
-	d.cnt[e] = 1
-	return true
 }
 
 // remove drops one occurrence of edge e.

@@ -38,11 +38,6 @@ type wref struct {
 func index(g *fabric.Graph, old *lft.Routing, p *Plan) *schedule {
 	sc := &schedule{K: int32(len(p.Steps)), writes: map[int32][]wref{}, sls: map[int32][]stepSL{},
 		pauses: map[int32]map[int32][]window{}, final: old.Clone()}
-	bad := func(format string, a ...any) {
-		if len(sc.problems) < 20 {
-			sc.problems = append(sc.problems, fmt.Sprintf(format, a...))
-		}
-	}
 	for _, sl := range old.SL.ByDest {
 		sc.slUsed[sl&15] = true
 	}
@@ -58,98 +53,32 @@ func index(g *fabric.Graph, old *lft.Routing, p *Plan) *schedule {
 		}
 		sc.dark[d] = true
 	}
-	written := map[int64]int32{}
-	open := map[[2]int32]int32{} // (DLID, source) -> Pause step
+	x := &indexer{g: g, old: old, sc: sc, written: map[int64]int32{}, open: map[[2]int32]int32{}}
 	start := int32(1)
 	for i := range p.Steps {
 		s, k := &p.Steps[i], int32(i+1)
 		if s.Kind > Resume {
-			bad("step %d: unknown step kind %d", k, s.Kind)
+			x.bad("step %d: unknown step kind %d", k, s.Kind)
 		}
 		if s.Kind != Write && (len(s.LFT) > 0 || len(s.SL) > 0 || len(s.SL2VL) > 0) {
-			bad("step %d: a %s step writes tables", k, s.Kind)
+			x.bad("step %d: a %s step writes tables", k, s.Kind)
 		}
 		if s.Kind != Pause && s.Kind != Resume && len(s.Paused) > 0 {
-			bad("step %d: a %s step names paused pairs", k, s.Kind)
+			x.bad("step %d: a %s step names paused pairs", k, s.Kind)
 		}
-		for _, wr := range s.LFT {
-			if wr.Switch < 0 || int(wr.Switch) >= g.NumSwitches() || wr.LID < 0 || int(wr.LID) >= sc.final.Stride {
-				bad("step %d: write to switch %d LID %d outside the tables", k, wr.Switch, wr.LID)
-				continue
-			}
-			key := int64(wr.Switch)<<32 | int64(wr.LID)
-			if prev, ok := written[key]; ok {
-				bad("step %d: switch %q LID %d already written in step %d (one write per entry)", k, g.SwitchName(wr.Switch), wr.LID, prev)
-				continue
-			}
-			written[key] = k
-			if got := old.Port(wr.Switch, int(wr.LID)); got != wr.Old {
-				bad("step %d: switch %q LID %d holds port %d, the plan expects %d", k, g.SwitchName(wr.Switch), wr.LID, got, wr.Old)
-			}
-			sc.writes[wr.LID] = append(sc.writes[wr.LID], wref{step: k, sw: wr.Switch, val: wr.New})
-			sc.final.SetPort(wr.Switch, int(wr.LID), wr.New)
-		}
-		for _, c := range s.SL {
-			if c.DLID < 0 || c.DLID >= len(sc.final.SL.ByDest) || c.DLID > 0xFFFF || int(c.Src) >= g.NumSwitches() || c.Src < -1 ||
-				c.SLID < 0 || c.SLID > 0xFFFF || c.New >= lft.NumSLs {
-				bad("step %d: SL change to %d for LID %d from switch %d (LID %d) outside the tables", k, c.New, c.DLID, c.Src, c.SLID)
-				continue
-			}
-			sc.sls[int32(c.DLID)] = append(sc.sls[int32(c.DLID)], stepSL{step: k, c: c})
-			sc.slUsed[c.New&15] = true
-			lft.ApplySL(&sc.final.SL, g.NumSwitches(), c)
-		}
+		x.lftWrites(k, s)
+		x.slChanges(k, s)
 		if len(s.SL2VL) > 0 {
-			if sc.vlStep != 0 {
-				bad("step %d: SL2VL tables written again (first in step %d)", k, sc.vlStep)
-			}
-			sc.vlStep = k
-			sc.vlTouch = make([]bool, g.NumSwitches())
-			for _, c := range s.SL2VL {
-				if why := badSL2VL(g, c, s.NewDefault); why != "" {
-					bad("step %d: SL2VL table of switch %d: %s", k, c.Switch, why)
-					continue
-				}
-				if c.Switch < 0 {
-					for x := range sc.vlTouch {
-						sc.vlTouch[x] = true
-					}
-				} else if int(c.Switch) < g.NumSwitches() {
-					sc.vlTouch[c.Switch] = true
-				}
-				lft.ApplySL2VL(&sc.final.SL2VL, g.NumSwitches(), c, s.NewDefault)
-			}
+			x.sl2vlWrites(k, s)
 		}
-		for _, pa := range s.Paused {
-			for _, u := range pa.Sources {
-				key := [2]int32{pa.DLID, u}
-				switch s.Kind {
-				case Pause:
-					if _, ok := open[key]; ok {
-						bad("step %d: LID %d from switch %d paused twice", k, pa.DLID, u)
-					}
-					open[key] = k
-				case Resume:
-					pk, ok := open[key]
-					if !ok {
-						bad("step %d: LID %d from switch %d resumed without a pause", k, pa.DLID, u)
-						continue
-					}
-					delete(open, key)
-					if sc.pauses[pa.DLID] == nil {
-						sc.pauses[pa.DLID] = map[int32][]window{}
-					}
-					sc.pauses[pa.DLID][u] = append(sc.pauses[pa.DLID][u], window{pk, k})
-				}
-			}
-		}
+		x.pausedPairs(k, s)
 		if s.Kind == Barrier {
 			sc.epochs = append(sc.epochs, window{start, k})
 			start = k
 		}
 	}
-	for key, pk := range open {
-		bad("step %d: LID %d from switch %d paused and never resumed", pk, key[0], key[1])
+	for key, pk := range x.open {
+		x.bad("step %d: LID %d from switch %d paused and never resumed", pk, key[0], key[1])
 	}
 	if start <= sc.K {
 		sc.epochs = append(sc.epochs, window{start, sc.K})
@@ -161,6 +90,116 @@ func index(g *fabric.Graph, old *lft.Routing, p *Plan) *schedule {
 	}
 	slices.Sort(sc.problems)
 	return sc
+}
+
+// indexer is index's state across the steps: the entries written so far
+// (entry -> step) and the open pauses ((DLID, source) -> Pause step).
+type indexer struct {
+	g       *fabric.Graph
+	old     *lft.Routing
+	sc      *schedule
+	written map[int64]int32
+	open    map[[2]int32]int32
+}
+
+// bad records a problem; the first 20 are kept.
+func (x *indexer) bad(format string, a ...any) {
+	if len(x.sc.problems) < 20 {
+		x.sc.problems = append(x.sc.problems, fmt.Sprintf(format, a...))
+	}
+}
+
+// lftWrites indexes step k's LFT writes and applies them to the final
+// tables.
+func (x *indexer) lftWrites(k int32, s *Step) {
+	g, sc := x.g, x.sc
+	for _, wr := range s.LFT {
+		if wr.Switch < 0 || int(wr.Switch) >= g.NumSwitches() || wr.LID < 0 || int(wr.LID) >= sc.final.Stride {
+			x.bad("step %d: write to switch %d LID %d outside the tables", k, wr.Switch, wr.LID)
+			continue
+		}
+		key := int64(wr.Switch)<<32 | int64(wr.LID)
+		if prev, ok := x.written[key]; ok {
+			x.bad("step %d: switch %q LID %d already written in step %d (one write per entry)", k, g.SwitchName(wr.Switch), wr.LID, prev)
+			continue
+		}
+		x.written[key] = k
+		if got := x.old.Port(wr.Switch, int(wr.LID)); got != wr.Old {
+			x.bad("step %d: switch %q LID %d holds port %d, the plan expects %d", k, g.SwitchName(wr.Switch), wr.LID, got, wr.Old)
+		}
+		sc.writes[wr.LID] = append(sc.writes[wr.LID], wref{step: k, sw: wr.Switch, val: wr.New})
+		sc.final.SetPort(wr.Switch, int(wr.LID), wr.New)
+	}
+}
+
+// slChanges indexes step k's SL changes and applies them to the final
+// tables.
+func (x *indexer) slChanges(k int32, s *Step) {
+	g, sc := x.g, x.sc
+	for _, c := range s.SL {
+		if c.DLID < 0 || c.DLID >= len(sc.final.SL.ByDest) || c.DLID > 0xFFFF || int(c.Src) >= g.NumSwitches() || c.Src < -1 ||
+			c.SLID < 0 || c.SLID > 0xFFFF || c.New >= lft.NumSLs {
+			x.bad("step %d: SL change to %d for LID %d from switch %d (LID %d) outside the tables", k, c.New, c.DLID, c.Src, c.SLID)
+			continue
+		}
+		sc.sls[int32(c.DLID)] = append(sc.sls[int32(c.DLID)], stepSL{step: k, c: c})
+		sc.slUsed[c.New&15] = true
+		lft.ApplySL(&sc.final.SL, g.NumSwitches(), c)
+	}
+}
+
+// sl2vlWrites records step k as the plan's one SL2VL step, marks the
+// switches it touches and applies its tables to the final ones.
+func (x *indexer) sl2vlWrites(k int32, s *Step) {
+	g, sc := x.g, x.sc
+	if sc.vlStep != 0 {
+		x.bad("step %d: SL2VL tables written again (first in step %d)", k, sc.vlStep)
+	}
+	sc.vlStep = k
+	sc.vlTouch = make([]bool, g.NumSwitches())
+	for _, c := range s.SL2VL {
+		if why := badSL2VL(g, c, s.NewDefault); why != "" {
+			x.bad("step %d: SL2VL table of switch %d: %s", k, c.Switch, why)
+			continue
+		}
+		if c.Switch < 0 {
+			for i := range sc.vlTouch {
+				sc.vlTouch[i] = true
+			}
+		} else if int(c.Switch) < g.NumSwitches() {
+			sc.vlTouch[c.Switch] = true
+		}
+		lft.ApplySL2VL(&sc.final.SL2VL, g.NumSwitches(), c, s.NewDefault)
+	}
+}
+
+// pausedPairs opens the pauses of a Pause step and closes them into
+// windows at a Resume step.
+func (x *indexer) pausedPairs(k int32, s *Step) {
+	sc := x.sc
+	for _, pa := range s.Paused {
+		for _, u := range pa.Sources {
+			key := [2]int32{pa.DLID, u}
+			switch s.Kind {
+			case Pause:
+				if _, ok := x.open[key]; ok {
+					x.bad("step %d: LID %d from switch %d paused twice", k, pa.DLID, u)
+				}
+				x.open[key] = k
+			case Resume:
+				pk, ok := x.open[key]
+				if !ok {
+					x.bad("step %d: LID %d from switch %d resumed without a pause", k, pa.DLID, u)
+					continue
+				}
+				delete(x.open, key)
+				if sc.pauses[pa.DLID] == nil {
+					sc.pauses[pa.DLID] = map[int32][]window{}
+				}
+				sc.pauses[pa.DLID][u] = append(sc.pauses[pa.DLID][u], window{pk, k})
+			}
+		}
+	}
 }
 
 // badSL2VL says why an SL2VL write cannot be applied to g ("" when it can).

@@ -178,6 +178,19 @@ func SortJobs(jobs []Job) {
 	slices.SortStableFunc(jobs, func(a, b Job) int { return CompareJobIDs(a.ID, b.ID) })
 }
 
+// allocatedJobs keeps the Allocated jobs of jobs (in place) and sorts them
+// by ID: what RunningJobs returns from either source.
+func allocatedJobs(jobs []Job) []Job {
+	running := jobs[:0]
+	for _, j := range jobs {
+		if Allocated(j.State) {
+			running = append(running, j)
+		}
+	}
+	SortJobs(running)
+	return running
+}
+
 // CompareJobIDs compares two job ids numerically field by field (fields
 // are runs of digits, compared as numbers, and runs of other bytes,
 // compared as strings; "01" and "1" then compare as strings) and returns

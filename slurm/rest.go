@@ -78,14 +78,7 @@ func (r *REST) RunningJobs(ctx context.Context) ([]Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	running := jobs[:0]
-	for _, j := range jobs {
-		if Allocated(j.State) {
-			running = append(running, j)
-		}
-	}
-	SortJobs(running)
-	return running, nil
+	return allocatedJobs(jobs), nil
 }
 
 // Jobs fetches every job slurmrestd reports, in its order.

@@ -67,14 +67,7 @@ func (s *Squeue) RunningJobs(ctx context.Context) ([]Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	running := jobs[:0]
-	for _, j := range jobs {
-		if Allocated(j.State) {
-			running = append(running, j)
-		}
-	}
-	SortJobs(running)
-	return running, nil
+	return allocatedJobs(jobs), nil
 }
 
 func (s *Squeue) run(ctx context.Context) ([]byte, error) {

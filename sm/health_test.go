@@ -114,7 +114,12 @@ func TestShutdownDuringReroute(t *testing.T) {
 func TestHealthzOutputDeleted(t *testing.T) {
 	s, g, out := gatedDaemon(t, Config{})
 	g.close(false)
-	if err := os.RemoveAll(out); err != nil {
+	// Gone in one step: a RemoveAll the daemon's watch can see half done
+	// ("current" gone first) reports that instead.
+	if err := os.Rename(out, out+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(out + ".gone"); err != nil {
 		t.Fatal(err)
 	}
 	g.awaitHeld(t) // the repair reroute

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nuesm/nuesm/internal/ibtest"
 	"github.com/nuesm/nuesm/topo"
@@ -59,38 +58,45 @@ scrape_configs:
 	cmd := exec.Command(path, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
 	cmd.Stdout, cmd.Stderr = &logb, &logb
+	// Registered before the kill, so it runs after it: the log is
+	// complete and no longer written to.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", logb.String())
+		}
+	})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	url := fmt.Sprintf("http://127.0.0.1:%d/api/v1/query?query=nuesm_reroutes_total", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	ibtest.WaitFor(t, `prometheus returns nuesm_reroutes_total{result="published"} = 1`, func() (bool, error) {
+		var q struct {
+			Status string `json:"status"`
+			Data   struct {
+				Result []struct {
+					Metric map[string]string `json:"metric"`
+					Value  []any             `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
 		resp, err := http.Get(url)
-		if err == nil {
-			var q struct {
-				Status string `json:"status"`
-				Data   struct {
-					Result []struct {
-						Metric map[string]string `json:"metric"`
-						Value  []any             `json:"value"`
-					} `json:"result"`
-				} `json:"data"`
-			}
-			err = json.NewDecoder(resp.Body).Decode(&q)
-			resp.Body.Close()
-			if err == nil && q.Status == "success" {
-				for _, r := range q.Data.Result {
-					if r.Metric["result"] == "published" && len(r.Value) == 2 && r.Value[1] == "1" {
-						t.Logf("prometheus sees %v", r.Metric)
-						return
-					}
-				}
+		if err != nil {
+			return false, nil // not listening yet
+		}
+		err = json.NewDecoder(resp.Body).Decode(&q)
+		resp.Body.Close()
+		if err != nil || q.Status != "success" {
+			return false, nil
+		}
+		for _, r := range q.Data.Result {
+			if r.Metric["result"] == "published" && len(r.Value) == 2 && r.Value[1] == "1" {
+				t.Logf("prometheus sees %v", r.Metric)
+				return true, nil
 			}
 		}
-		time.Sleep(300 * time.Millisecond)
-	}
-	t.Fatalf("prometheus never returned nuesm_reroutes_total{result=\"published\"} = 1; log:\n%s", logb.String())
+		return false, nil
+	})
 }
 
 // servedRing runs the daemon on a small ring until it has published.
@@ -108,7 +114,7 @@ func servedRing(t *testing.T) (*Server, string) {
 
 func scrape(t *testing.T, addr string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithDeadline(context.Background(), ibtest.Deadline(t))
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/metrics", nil)
 	resp, err := http.DefaultClient.Do(req)

@@ -17,6 +17,7 @@ import (
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/ibtest"
 	"github.com/nuesm/nuesm/lft"
 	_ "github.com/nuesm/nuesm/nue"
 	"github.com/nuesm/nuesm/topo"
@@ -239,12 +240,11 @@ func TestSLURMOutageStillPublishes(t *testing.T) {
 		t.Fatalf("SLURM state %q", st.SLURM)
 	}
 	checkPublished(t, out)
-	time.Sleep(100 * time.Millisecond)
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if !strings.Contains(rec.Body.String(), "nuesm_slurm_poll_errors_total") {
-		t.Fatal("no poll error metric")
-	}
+	ibtest.WaitFor(t, "the poll error metric", func() (bool, error) {
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		return strings.Contains(rec.Body.String(), "nuesm_slurm_poll_errors_total"), nil
+	})
 }
 
 func TestHTTP(t *testing.T) {

@@ -128,25 +128,24 @@ func init() {
 		Short:   "full 2-level folded Clos (leaf-spine) of radix-r switches: r leaves x r/2 hosts, r/2 spines",
 		Example: "--radix 36",
 		Params:  []Param{{"radix", "36", "ports per switch (even)"}},
-		Build: func(v Values) (*Topology, error) {
-			r := v.Int("radix")
-			if err := v.Err(); err != nil {
-				return nil, err
-			}
-			return Clos2(r)
-		},
+		Build:   byRadix(Clos2),
 	})
 	register(Generator{
 		Kind:    "clos3",
 		Short:   "full 3-level folded Clos of radix-r switches (Al-Fares et al. 2008): r pods, (r/2)^2 cores, r^3/4 hosts",
 		Example: "--radix 36",
 		Params:  []Param{{"radix", "36", "ports per switch (even)"}},
-		Build: func(v Values) (*Topology, error) {
-			r := v.Int("radix")
-			if err := v.Err(); err != nil {
-				return nil, err
-			}
-			return Clos3(r)
-		},
+		Build:   byRadix(Clos3),
 	})
+}
+
+// byRadix is the Build of a generator whose one parameter is the radix.
+func byRadix(build func(radix int) (*Topology, error)) func(Values) (*Topology, error) {
+	return func(v Values) (*Topology, error) {
+		r := v.Int("radix")
+		if err := v.Err(); err != nil {
+			return nil, err
+		}
+		return build(r)
+	}
 }

@@ -128,6 +128,29 @@ type rsiLayer1 struct {
 	n     int
 	deg   int
 	edges [][2]int
+	// dims are the digit radices when the graph is a Hamming graph (node
+	// i joined to every node differing from it in exactly one digit of
+	// i in mixed radix, dimension 0 least significant); nil otherwise.
+	dims []int
+}
+
+// RSILayer1Dims returns the dimensions of a layer-1 topology that is a
+// Hamming graph (a generalized hypercube): butterfly-AxB… gives its
+// dimensions, hypercube-N gives log2 N dimensions of 2, full-N one
+// dimension of N. Node i of a super node has digit d equal to
+// (i / (k_0·…·k_{d−1})) mod k_d, and two nodes are joined exactly when
+// their digits differ in one dimension, so dimension-order routing is
+// defined (seed 000 §IV-A leaves the choice among minimal ports open).
+// Slim Fly has no dimensions: it returns an error.
+func RSILayer1Dims(layer1 string) ([]int, error) {
+	l1, err := parseRSILayer1(layer1)
+	if err != nil {
+		return nil, err
+	}
+	if l1.dims == nil {
+		return nil, paramError("rsi", "layer 1 %s has no dimensions (dimension-order routing needs full-N, hypercube-N or butterfly-AxB)", l1.name)
+	}
+	return append([]int(nil), l1.dims...), nil
 }
 
 // Validate checks the configuration, including that the node radix leaves
@@ -273,7 +296,7 @@ func parseRSILayer1(name string) (*rsiLayer1, error) {
 			}
 			deg += k - 1
 		}
-		return &rsiLayer1{name: "butterfly-" + fbDimsString(dims), n: n, deg: deg, edges: fbEdges(dims)}, nil
+		return &rsiLayer1{name: "butterfly-" + fbDimsString(dims), n: n, deg: deg, edges: fbEdges(dims), dims: dims}, nil
 	}
 	n, err := strconv.Atoi(arg)
 	if err != nil || n < 2 || n > maxNodes {
@@ -283,6 +306,7 @@ func parseRSILayer1(name string) (*rsiLayer1, error) {
 	switch family {
 	case "full":
 		l1.deg = n - 1
+		l1.dims = []int{n}
 		for i := 0; i < n; i++ {
 			for j := i + 1; j < n; j++ {
 				l1.edges = append(l1.edges, [2]int{i, j})
@@ -294,6 +318,7 @@ func parseRSILayer1(name string) (*rsiLayer1, error) {
 		}
 		for b := 1; b < n; b <<= 1 {
 			l1.deg++
+			l1.dims = append(l1.dims, 2)
 		}
 		for i := 0; i < n; i++ {
 			for b := 1; b < n; b <<= 1 {

@@ -1,6 +1,7 @@
 package topo
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -290,5 +291,21 @@ func TestRSIGenerate(t *testing.T) {
 	tp, err = Generate("rsi", map[string]string{"layer1": "SR", "gateways": "pack"})
 	if err != nil || tp.Fabric.Count(fabric.Switch) != 144 {
 		t.Fatalf("SR pack: %v", err)
+	}
+}
+
+// TestRSILayer1Dims: the dimensions dimension-order routing reads, in the
+// member numbering Build uses (dimension 0 least significant).
+func TestRSILayer1Dims(t *testing.T) {
+	for name, want := range map[string]string{"BR": "[4 4]", "butterfly-2x3": "[2 3]", "HR": "[2 2 2 2]", "DF": "[5]"} {
+		d, err := RSILayer1Dims(name)
+		if err != nil || fmt.Sprint(d) != want {
+			t.Fatalf("%s: %v, %v; want %s", name, d, err, want)
+		}
+	}
+	for _, name := range []string{"SR", "nope-3"} {
+		if _, err := RSILayer1Dims(name); err == nil {
+			t.Fatalf("%s: dimensions accepted", name)
+		}
 	}
 }

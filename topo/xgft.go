@@ -33,61 +33,11 @@ import (
 // (k-ary n-tree = XGFT(n; k,…,k; 1,k,…,k)).
 func XGFT(h int, m, w []int) (*Topology, error) {
 	const kind = "xgft"
-	if h < 1 {
-		return nil, paramError(kind, "height h=%d, expected >= 1", h)
+	radix, err := xgftRadix(h, m, w)
+	if err != nil {
+		return nil, err
 	}
-	if len(m) != h {
-		return nil, paramError(kind, "h=%d but %d values of m (%s), expected %d", h, len(m), fmtInts(m, ","), h)
-	}
-	if len(w) != h {
-		return nil, paramError(kind, "h=%d but %d values of w (%s), expected %d", h, len(w), fmtInts(w, ","), h)
-	}
-	for i := range h {
-		if m[i] < 1 {
-			return nil, paramError(kind, "m%d=%d, expected >= 1", i+1, m[i])
-		}
-		if w[i] < 1 {
-			return nil, paramError(kind, "w%d=%d, expected >= 1", i+1, w[i])
-		}
-	}
-	if w[0] != 1 {
-		return nil, paramError(kind, "w1=%d: hosts are single-port CAs with one parent, expected w1=1", w[0])
-	}
-	radix := 0
-	for i := range h {
-		up := 0
-		if i+1 < h {
-			up = w[i+1]
-		}
-		if r := m[i] + up; r > radix {
-			radix = r
-		}
-	}
-	if radix > fabric.MaxPorts {
-		return nil, paramError(kind, "switches would need %d ports, expected at most %d", radix, fabric.MaxPorts)
-	}
-	// rad[i] are the digit ranges of a level-i tuple, most significant first:
-	// m_h..m_(i+1), w_i..w_1. size[i] is their product.
-	rad := make([][]int, h+1)
-	size := make([]int, h+1)
-	switches := 0
-	for i := 0; i <= h; i++ {
-		r := make([]int, 0, h)
-		for j := h; j > i; j-- {
-			r = append(r, m[j-1])
-		}
-		for j := i; j >= 1; j-- {
-			r = append(r, w[j-1])
-		}
-		rad[i] = r
-		size[i] = 1
-		for _, x := range r {
-			size[i] = mulCap(size[i], x)
-		}
-		if i > 0 {
-			switches = addCap(switches, size[i])
-		}
-	}
+	rad, size, switches := xgftLevels(h, m, w)
 	if err := checkLIDBudget(kind, switches, size[0]); err != nil {
 		return nil, err
 	}
@@ -120,6 +70,71 @@ func XGFT(h int, m, w []int) (*Topology, error) {
 		}
 	}
 	return s.build()
+}
+
+// xgftRadix checks XGFT's parameters and returns the switch radix.
+func xgftRadix(h int, m, w []int) (int, error) {
+	const kind = "xgft"
+	if h < 1 {
+		return 0, paramError(kind, "height h=%d, expected >= 1", h)
+	}
+	if len(m) != h {
+		return 0, paramError(kind, "h=%d but %d values of m (%s), expected %d", h, len(m), fmtInts(m, ","), h)
+	}
+	if len(w) != h {
+		return 0, paramError(kind, "h=%d but %d values of w (%s), expected %d", h, len(w), fmtInts(w, ","), h)
+	}
+	for i := range h {
+		if m[i] < 1 {
+			return 0, paramError(kind, "m%d=%d, expected >= 1", i+1, m[i])
+		}
+		if w[i] < 1 {
+			return 0, paramError(kind, "w%d=%d, expected >= 1", i+1, w[i])
+		}
+	}
+	if w[0] != 1 {
+		return 0, paramError(kind, "w1=%d: hosts are single-port CAs with one parent, expected w1=1", w[0])
+	}
+	radix := 0
+	for i := range h {
+		up := 0
+		if i+1 < h {
+			up = w[i+1]
+		}
+		if r := m[i] + up; r > radix {
+			radix = r
+		}
+	}
+	if radix > fabric.MaxPorts {
+		return 0, paramError(kind, "switches would need %d ports, expected at most %d", radix, fabric.MaxPorts)
+	}
+	return radix, nil
+}
+
+// xgftLevels returns rad[i], the digit ranges of a level-i tuple, most
+// significant first (m_h..m_(i+1), w_i..w_1); size[i], their product; and
+// the number of switches (levels 1..h), each capped against overflow.
+func xgftLevels(h int, m, w []int) (rad [][]int, size []int, switches int) {
+	rad = make([][]int, h+1)
+	size = make([]int, h+1)
+	for i := 0; i <= h; i++ {
+		r := make([]int, 0, h)
+		for j := h; j > i; j-- {
+			r = append(r, m[j-1])
+		}
+		for j := i; j >= 1; j-- {
+			r = append(r, w[j-1])
+		}
+		rad[i] = r
+		size[i] = 1
+		for _, x := range r {
+			size[i] = mulCap(size[i], x)
+		}
+		if i > 0 {
+			switches = addCap(switches, size[i])
+		}
+	}
+	return rad, size, switches
 }
 
 // mixedDecode writes the digits of x in the mixed radix r (most significant

@@ -32,7 +32,7 @@ fabric() { # name -> generator flags
 	esac
 }
 
-COMMON="nue/1,nue/2,nue/4,nue/8,dfsssp,updn,minhop"
+COMMON="nue/1,nue/2,nue/4,nue/8,best/8,dfsssp,updn,minhop"
 engines() {
 	case $1 in
 	fattree*) echo "$COMMON,ftree" ;;

@@ -97,8 +97,10 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 		var err error
 		if ff.useDefault {
 			ld, err = defaults.Load()
+		} else if limit, lerr := defaults.MaxDumpBytes(); lerr != nil {
+			err = lerr
 		} else {
-			ld, err = ibnetdiscover.LoadFile(args[0])
+			ld, err = ibnetdiscover.LoadFileLimited(args[0], limit)
 		}
 		if err != nil {
 			return nil, err

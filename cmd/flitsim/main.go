@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/internal/buildinfo"
+	"github.com/nuesm/nuesm/internal/defaults"
 	"github.com/nuesm/nuesm/internal/vlflag"
 )
 
@@ -37,7 +38,9 @@ Examples:
   flitsim run --gen torus --gen-param dims=8x8 --engine dor --vls 2 --traffic uniform --load 0.5
   flitsim run fabric.topo --lfts out/ --traffic shift --json result.json
   flitsim run --gen ring --gen-param switches=5 --engine minhop --unsafe --traffic uniform --load 1 \
-      --switching vct --queueing fifo --packet-flits 4 --buffer-flits 4`,
+      --switching vct --queueing fifo --packet-flits 4 --buffer-flits 4
+
+` + defaults.MaxDumpHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

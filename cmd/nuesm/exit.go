@@ -51,6 +51,11 @@ func usageError(err error) error  { return withExit(exitUsage, err) }
 func inputError(err error) error  { return withExit(exitInput, err) }
 func unsafeError(err error) error { return withExit(exitUnsafe, err) }
 
+// cobraUsagePrefixes begin the usage errors cobra returns past
+// markUsage's hooks: unknown commands, missing required flags, flags set
+// together that exclude each other.
+var cobraUsagePrefixes = []string{"unknown command ", "unknown shorthand flag", "required flag(s) ", "if any flags in the group "}
+
 // exitCode is the exit status for an error of Execute.
 func exitCode(err error) int {
 	var ee *exitError
@@ -61,8 +66,11 @@ func exitCode(err error) int {
 		return ee.code
 	case errors.Is(err, routing.ErrChainFailed):
 		return exitUnsafe
-	case strings.HasPrefix(err.Error(), "unknown command "), strings.HasPrefix(err.Error(), "unknown shorthand flag"):
-		return exitUsage
+	}
+	for _, p := range cobraUsagePrefixes {
+		if strings.HasPrefix(err.Error(), p) {
+			return exitUsage
+		}
 	}
 	return exitFailure
 }

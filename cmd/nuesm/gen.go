@@ -88,11 +88,11 @@ func newGenKindCmd(g topo.Generator) *cobra.Command {
 
 func runGen(cmd *cobra.Command, kind string, params map[string]string, gf genFlags) error {
 	if gf.format != "ibnetdiscover" && gf.format != "ibsim" {
-		return fmt.Errorf("--format %q, expected ibnetdiscover or ibsim", gf.format)
+		return usageError(fmt.Errorf("--format %q, expected ibnetdiscover or ibsim", gf.format))
 	}
 	tp, err := topo.Generate(kind, params)
 	if err != nil {
-		return err
+		return usageError(err) // the generator's parameters are flags
 	}
 	f := tp.Fabric
 	spec := topo.FailureSpec{
@@ -103,7 +103,7 @@ func runGen(cmd *cobra.Command, kind string, params map[string]string, gf genFla
 	var fails []topo.Failure
 	if spec.Links+spec.Switches > 0 || spec.LinkFraction+spec.SwitchFraction > 0 {
 		if f, fails, err = topo.InjectFailures(f, spec); err != nil {
-			return err
+			return usageError(err) // a failure spec the fabric cannot meet
 		}
 	}
 	write := ibnetdiscover.WriteFile

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -34,8 +35,9 @@ func newInfoCmd() *cobra.Command {
 	return c
 }
 
-// loadFabric parses the file named in args, or the embedded default, as
-// it is (no LIDs assigned).
+// loadFabric parses the file named in args (within
+// defaults.MaxDumpBytes), or the embedded default, as it is (no LIDs
+// assigned).
 func loadFabric(args []string, useDefault bool) (*ibnetdiscover.Result, error) {
 	path, err := fabricArg(args, useDefault)
 	if err != nil {
@@ -44,7 +46,15 @@ func loadFabric(args []string, useDefault bool) (*ibnetdiscover.Result, error) {
 	if path == "" {
 		return defaults.Fabric()
 	}
-	res, err := ibnetdiscover.ParseFile(path)
+	limit, err := defaults.MaxDumpBytes()
+	if err != nil {
+		return nil, usageError(err)
+	}
+	b, err := ibnetdiscover.ReadDumpFile(path, limit)
+	if err != nil {
+		return nil, inputError(err)
+	}
+	res, err := ibnetdiscover.Parse(bytes.NewReader(b), path)
 	return res, inputError(err)
 }
 

@@ -26,8 +26,9 @@ func fabricArg(args []string, useDefault bool) (string, error) {
 	return args[0], nil
 }
 
-// loadGraph loads the fabric to route (a file or the embedded default;
-// ibnetdiscover.Load), saying on w when endpoints got LIDs.
+// loadGraph loads the fabric to route (a file within
+// defaults.MaxDumpBytes, or the embedded default; ibnetdiscover.Load),
+// saying on w when endpoints got LIDs.
 func loadGraph(w io.Writer, args []string, useDefault bool) (*ibnetdiscover.Loaded, error) {
 	path, err := fabricArg(args, useDefault)
 	if err != nil {
@@ -37,7 +38,11 @@ func loadGraph(w io.Writer, args []string, useDefault bool) (*ibnetdiscover.Load
 	if path == "" {
 		l, err = defaults.Load()
 	} else {
-		l, err = ibnetdiscover.LoadFile(path)
+		var limit int64
+		if limit, err = defaults.MaxDumpBytes(); err != nil {
+			return nil, usageError(err)
+		}
+		l, err = ibnetdiscover.LoadFileLimited(path, limit)
 	}
 	if err != nil {
 		return nil, inputError(err)

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/internal/buildinfo"
+	"github.com/nuesm/nuesm/internal/defaults"
 )
 
 func newRootCmd() *cobra.Command {
@@ -21,7 +22,7 @@ Examples:
   nuesm route fabric.topo --engine nue -o out/   # route, verify, write tables
   nuesm verify out/                        # prove the tables of a set safe
 
-` + exitHelp,
+` + defaults.MaxDumpHelp + "\n\n" + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

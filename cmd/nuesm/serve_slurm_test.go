@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/sm"
@@ -33,7 +32,7 @@ func TestServeCountsSLURMErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := e2eDaemon(t, srv)
-	st := e2eWaitStatus(t, srv, 20*time.Second, "published", func(st sm.Status) bool { return st.Published != nil })
+	st := e2eWaitStatus(t, srv, "published", func(st sm.Status) bool { return st.Published != nil })
 	if !strings.Contains(st.SLURM, "Unable to contact slurm controller") {
 		t.Errorf("status slurm %q", st.SLURM)
 	}

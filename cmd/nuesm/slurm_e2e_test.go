@@ -16,6 +16,7 @@ import (
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/ibtest"
 	"github.com/nuesm/nuesm/internal/slurmtest"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/sar"
@@ -86,27 +87,24 @@ func e2eDaemon(t testing.TB, srv *sm.Server) string {
 			t.Errorf("daemon: %v", err)
 		}
 	})
-	for i := 0; srv.Addr() == ""; i++ {
-		if i == 200 {
-			t.Fatal("daemon did not start listening within 10 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	ibtest.WaitFor(t, "the daemon listens", func() (bool, error) { return srv.Addr() != "", nil })
 	return srv.Addr()
 }
 
-// e2eWaitStatus polls the daemon's status until ok holds for an idle daemon.
-func e2eWaitStatus(t testing.TB, srv *sm.Server, timeout time.Duration, what string, ok func(sm.Status) bool) sm.Status {
+// e2eWaitStatus polls the daemon's status until ok holds for an idle
+// daemon, up to the test's deadline. It polls every 20 ms, not with
+// WaitFor's back-off, because the reaction benchmarks time these waits.
+func e2eWaitStatus(t testing.TB, srv *sm.Server, what string, ok func(sm.Status) bool) sm.Status {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	start, deadline := time.Now(), ibtest.Deadline(t)
 	for {
 		st := srv.Status()
 		if st.State == "idle" && ok(st) {
 			return st
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("daemon: not %s after %v: state %s, last result %s (%s), slurm %q, jobs %+v",
-				what, timeout, st.State, st.LastResult, st.LastError, st.SLURM, st.Jobs)
+			t.Fatalf("daemon: not %s after %v (the test's deadline is near): state %s, last result %s (%s), slurm %q, jobs %+v",
+				what, time.Since(start).Round(time.Millisecond), st.State, st.LastResult, st.LastError, st.SLURM, st.Jobs)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -183,7 +181,7 @@ func TestSLURMEndToEnd(t *testing.T) {
 	if err := os.WriteFile(addrFile, []byte(addr), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st := e2eWaitStatus(t, srv, 20*time.Second, "published at start", func(st sm.Status) bool {
+	st := e2eWaitStatus(t, srv, "published at start", func(st sm.Status) bool {
 		return st.Published != nil && st.LastTrigger == "start"
 	})
 	if st.SLURM != "ok" || len(st.Jobs) != 0 {
@@ -200,7 +198,7 @@ func TestSLURMEndToEnd(t *testing.T) {
 	c.WaitRunning(t, 30*time.Second, append(slices.Clone(ids), single)...)
 	tJobs := time.Now()
 
-	st = e2eWaitStatus(t, srv, 30*time.Second, "routed for the jobs", func(st sm.Status) bool {
+	st = e2eWaitStatus(t, srv, "routed for the jobs", func(st sm.Status) bool {
 		// later hooks may find nothing new ("unchanged"): look at what is published
 		return slices.Equal(e2eJobIDs(st.Jobs), ids) && slices.Equal(e2eJobIDs(st.Published.Jobs), ids)
 	})
@@ -267,7 +265,7 @@ func TestSLURMEndToEnd(t *testing.T) {
 
 	// scancel: the epilog hook reroutes without the jobs
 	c.Cancel(t, append(slices.Clone(ids), single)...)
-	st = e2eWaitStatus(t, srv, 30*time.Second, "rerouted without the jobs", func(st sm.Status) bool {
+	st = e2eWaitStatus(t, srv, "rerouted without the jobs", func(st sm.Status) bool {
 		return st.Jobs != nil && len(st.Jobs) == 0 && st.Published.Generation > pub.Generation && len(st.Published.Jobs) == 0
 	})
 	if st.Published.EffectiveEFI != 0 || st.Published.Engine != "sar-nue" || !st.Published.Verified {

@@ -58,7 +58,7 @@ func BenchmarkSLURMReaction_FatTree3_k12(b *testing.B) {
 	if err := os.WriteFile(addrFile, []byte(addr), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	e2eWaitStatus(b, srv, 60*time.Second, "published at start", func(st sm.Status) bool { return st.Published != nil })
+	e2eWaitStatus(b, srv, "published at start", func(st sm.Status) bool { return st.Published != nil })
 
 	var prolog time.Duration
 	var reroutes, rerouteSec float64
@@ -71,7 +71,7 @@ func BenchmarkSLURMReaction_FatTree3_k12(b *testing.B) {
 		t0 := time.Now()
 		id := c.Submit(b, slurmtest.JobSpec{Nodes: jobNodes, TimeLimit: "60"})
 		t1 := time.Now()
-		st := e2eWaitStatus(b, srv, 60*time.Second, "routed for job "+id, func(st sm.Status) bool {
+		st := e2eWaitStatus(b, srv, "routed for job "+id, func(st sm.Status) bool {
 			return st.Published != nil && slices.Equal(e2eJobIDs(st.Published.Jobs), []string{id})
 		})
 		seen := time.Now()
@@ -94,7 +94,7 @@ func BenchmarkSLURMReaction_FatTree3_k12(b *testing.B) {
 				id, st.Published.Jobs[0].Terminals, t1.Sub(t0).Round(time.Millisecond), seen.Sub(t1).Round(time.Millisecond), st.Published.Generation)
 		}
 		c.Cancel(b, id)
-		e2eWaitStatus(b, srv, 60*time.Second, "rerouted without job "+id, func(st sm.Status) bool {
+		e2eWaitStatus(b, srv, "rerouted without job "+id, func(st sm.Status) bool {
 			return st.Published != nil && len(st.Published.Jobs) == 0 && len(st.Jobs) == 0
 		})
 		b.StartTimer()

@@ -20,6 +20,9 @@ func newStudyCmd() *cobra.Command {
 beside the product: they do not touch the routing the daemon publishes.
 Reproduction reports are under bench/seeds/ (make bench-seeds) and
 bench/fip/ (make bench-fip).`,
+		// Runnable, so that an unknown study is a usage error, not help.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	for _, mk := range studies {
 		c.AddCommand(mk())

@@ -62,11 +62,11 @@ func runAddressingReport(ctx context.Context, w io.Writer, radixes, kinds string
 		for _, rs := range strings.Split(radixes, ",") {
 			r, err := strconv.Atoi(strings.TrimSpace(rs))
 			if err != nil || r < 1 || r > 256 {
-				return fmt.Errorf("--radix %q: expected integers in 1..256", radixes)
+				return usageError(fmt.Errorf("--radix %q: expected integers in 1..256", radixes))
 			}
 			s, err := addressing.Max(strings.TrimSpace(k), r)
 			if err != nil {
-				return err
+				return usageError(err) // --kinds names no known shape
 			}
 			shapes = append(shapes, s)
 			plans = append(plans, addressing.NamedPlan{Name: fmt.Sprintf("%s P=%d", s.Kind, r), Plan: s.LIDs()})
@@ -112,14 +112,14 @@ func measureBlocks(ctx context.Context, w io.Writer, spec string) error {
 		for _, kv := range strings.Split(rest, ",") {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
-				return fmt.Errorf("--measure %q: expected KIND:NAME=VALUE,…", spec)
+				return usageError(fmt.Errorf("--measure %q: expected KIND:NAME=VALUE,…", spec))
 			}
 			params[k] = v
 		}
 	}
 	tp, err := topo.Generate(kind, params)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	group := tp.Group
 	if kind == "fbfly" {
@@ -136,7 +136,7 @@ func measureBlocks(ctx context.Context, w io.Writer, spec string) error {
 		}
 	}
 	if kind != "dragonfly" && kind != "rsi" && kind != "fbfly" {
-		return fmt.Errorf("--measure %s: groups are known for dragonfly, rsi and fbfly only", kind)
+		return usageError(fmt.Errorf("--measure %s: groups are known for dragonfly, rsi and fbfly only", kind))
 	}
 	fmt.Fprintf(w, "\n## LFT blocks of MinHop on %s %s\n\n", tp.Kind, tp.Params)
 	fmt.Fprintln(w, "| LIDs | max LID | blocks (all switches) | group-pure blocks | uniform blocks (one port) | blocks holding a group, per switch |")

@@ -95,12 +95,22 @@ func (ff fipFlags) config() (fip.Config, error) {
 		}
 		cfg.Seeds = append(cfg.Seeds, v)
 	}
+	// fip.Config reads zero as "the default": given on the command line it
+	// is a mistake, not a request for the default.
+	switch {
+	case ff.years < 1:
+		return cfg, fmt.Errorf("--years %d, expected 1 or more", ff.years)
+	case !(ff.load > 0 && ff.load <= 1):
+		return cfg, fmt.Errorf("--load %g, expected (0, 1]", ff.load)
+	case ff.linkRate == 0 && ff.swRate == 0:
+		return cfg, fmt.Errorf("--link-rate and --switch-rate both 0: nothing would fail")
+	}
 	sw, err := flitsim.ParseSwitching(ff.switching)
 	if err != nil {
 		return cfg, err
 	}
 	cfg.Sim.Switching = sw
-	return cfg, nil
+	return cfg, cfg.Validate()
 }
 
 func splitList(s string) []string {
@@ -116,13 +126,13 @@ func splitList(s string) []string {
 func runFip(cmd *cobra.Command, args []string, ff fipFlags) error {
 	cfg, err := ff.config()
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	if ff.array != "" {
 		return writeFipArray(cmd, args, ff, cfg)
 	}
 	if ff.out == "" && ff.part == "" {
-		return fmt.Errorf("give -o DIR (or --json FILE for one array task)")
+		return usageError(fmt.Errorf("give -o DIR (or --json FILE for one array task)"))
 	}
 	l, err := loadGraph(cmd.ErrOrStderr(), args, ff.useDefault)
 	if err != nil {
@@ -189,7 +199,7 @@ func writeFipOutputs(w io.Writer, dir string, r *fip.Results) error {
 // study one seed each.
 func writeFipArray(cmd *cobra.Command, args []string, ff fipFlags, cfg fip.Config) error {
 	if len(args) != 1 {
-		return fmt.Errorf("--slurm-array needs a FABRIC file the array tasks can read")
+		return usageError(fmt.Errorf("--slurm-array needs a FABRIC file the array tasks can read"))
 	}
 	dir, err := filepath.Abs(ff.array)
 	if err != nil {
@@ -266,11 +276,11 @@ func newFipMergeCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return fmt.Errorf("give -o DIR")
+				return usageError(fmt.Errorf("give -o DIR"))
 			}
 			r, err := fip.ReadFiles(args)
 			if err != nil {
-				return err
+				return inputError(err)
 			}
 			return writeFipOutputs(cmd.OutOrStdout(), out, r)
 		},

@@ -16,15 +16,19 @@ func newNovaCubeReportCmd() *cobra.Command {
 	var props, apl, audit string
 	c := &cobra.Command{
 		Use:   "novacube-report [--props SIZES] [--apl SIZES] [--audit SIZES]",
-		Short: "NovaCube vs torus (seed 004): diameter, APL, bisection, throughput bounds, PORA path lengths, VC audit",
+		Short: "NovaCube vs torus (seed 004): diameter, APL, bisection, throughput bounds, PORA readings, fewest VC classes",
 		Long: `Analyse NovaCube against the torus it extends (seed 004): diameter and
 average path length by BFS over the generated fabrics, link counts,
 bisection cuts and ideal uniform throughput bounds next to the paper's
 formulas; the paper's Table 2; the exact expected path length of PORA's
-literal and per-hop-minimal readings and of the pora engine's tables; a VC
-audit (the channel dependency graph of every path each reading may take,
-under several VC schemes, checked for cycles); and the pora engine's
-tables verified by cdg with the VLs they use and shown cyclic with fewer.
+readings side by side (literal, Δ inside each quadrant, first hop only if
+it reduces the distance, per-hop minimal) and of the pora engine's
+tables; the fewest VC classes of each reading, found by an exhaustive
+search over class assignments by hop type (first hop, jump, ring hop by
+dimension and dateline), each judged by the channel dependency graph of
+every path the reading may take, next to the paper's two dateline VCs;
+and the pora engine's tables verified by cdg with the VLs they use and
+shown cyclic with fewer.
 SIZES are comma-separated k-ary n-cubes written like 8x8 or 4x4x4.`,
 		Example: `  nuesm study novacube-report
   nuesm study novacube-report --props 8x8,4x4x4 --apl 8x8 --audit 6x6`,
@@ -33,13 +37,13 @@ SIZES are comma-separated k-ary n-cubes written like 8x8 or 4x4x4.`,
 			var opt novacube.ReportOptions
 			var err error
 			if opt.Props, err = parseCubeSizes(props); err != nil {
-				return err
+				return usageError(err)
 			}
 			if opt.APL, err = parseCubeSizes(apl); err != nil {
-				return err
+				return usageError(err)
 			}
 			if opt.Audit, err = parseCubeSizes(audit); err != nil {
-				return err
+				return usageError(err)
 			}
 			return novacube.Report(cmd.OutOrStdout(), opt)
 		},

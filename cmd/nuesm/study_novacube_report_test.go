@@ -10,7 +10,7 @@ func TestNovaCubeReportCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"8x8  novacube     64    160", "## VC audit", "6x6   tables", "PASS"} {
+	for _, want := range []string{"8x8  novacube     64    160", "## VC classes", "6x6   minimal", "6x6 minimal: VC0: first", "PASS"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

@@ -65,11 +65,11 @@ ibnetdiscover dump whose CA descriptions carry the roles.`,
 
 func runPlacement(cmd *cobra.Command, pf placementFlags) error {
 	if pf.dims == "" {
-		return fmt.Errorf("placement: --dims is required, e.g. --dims 8x8")
+		return usageError(fmt.Errorf("placement: --dims is required, e.g. --dims 8x8"))
 	}
 	tr, err := placement.ParseDims(pf.dims)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	var p *placement.Placement
 	switch {
@@ -79,7 +79,7 @@ func runPlacement(cmd *cobra.Command, pf placementFlags) error {
 		p, err = placement.Build(tr, pf.method, pf.t, pf.w)
 	}
 	if err != nil {
-		return err
+		return usageError(err) // no placement of this method, t and w
 	}
 	a, err := placement.Assign(p)
 	if err != nil {
@@ -101,7 +101,7 @@ func runPlacement(cmd *cobra.Command, pf placementFlags) error {
 	for _, f := range pf.fail {
 		node, err := parseNode(tr, f)
 		if err != nil {
-			return err
+			return usageError(err)
 		}
 		b, reg, err := placement.Failover(a, []int{node})
 		if err != nil {
@@ -129,11 +129,18 @@ func runPlacement(cmd *cobra.Command, pf placementFlags) error {
 			return err
 		}
 	}
+	return writePlacementFiles(w, tr, a, pf)
+}
+
+// writePlacementFiles writes the roles file (--roles, "-" for w) and the
+// torus dump with the roles in its CA descriptions (--topo).
+func writePlacementFiles(w io.Writer, tr *placement.Torus, a *placement.Assignment, pf placementFlags) error {
 	if pf.roles != "" {
 		var buf bytes.Buffer
 		if err := placement.WriteRoles(&buf, a); err != nil {
 			return err
 		}
+		var err error
 		if pf.roles == "-" {
 			_, err = w.Write(buf.Bytes())
 		} else {
@@ -161,7 +168,7 @@ func runPlacement(cmd *cobra.Command, pf placementFlags) error {
 // placementFailAll prints the --fail-all row.
 func placementFailAll(w io.Writer, a *placement.Assignment, pf placementFlags) error {
 	if len(pf.fail) > 0 || pf.roles != "" || pf.topoOut != "" {
-		return fmt.Errorf("placement: --fail-all prints a summary; it does not combine with --fail, --roles or --topo")
+		return usageError(fmt.Errorf("placement: --fail-all prints a summary; it does not combine with --fail, --roles or --topo"))
 	}
 	s, err := placement.FailSweep(a, pf.failAll)
 	if err != nil {

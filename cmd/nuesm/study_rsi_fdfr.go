@@ -52,6 +52,7 @@ node's tables are whole again, the text's reading).`,
 		},
 	}
 	rf.add(c, "8")
+	rf.addLocal(c)
 	fl := c.Flags()
 	fl.StringArrayVar(&fails, "fail", nil, "failed element, node:N or link:N:PORT (N = index or sS/nI); repeatable")
 	fl.StringVar(&sweep, "sweep", "", "fail every node (nodes) or every cable (links) alone, one row each")
@@ -69,7 +70,7 @@ func parseFRRule(s string) (rsi.FRRule, error) {
 	case "healed":
 		return rsi.FRHealed, nil
 	}
-	return 0, fmt.Errorf("--rule %q, expected literal or healed", s)
+	return 0, usageError(fmt.Errorf("--rule %q, expected literal or healed", s))
 }
 
 func runRSIFDFR(w io.Writer, rf rsiFlags, fails []string, sweep string, opt rsi.Options, all bool) error {
@@ -78,15 +79,15 @@ func runRSIFDFR(w io.Writer, rf rsiFlags, fails []string, sweep string, opt rsi.
 		return err
 	}
 	if len(cfgs) != 1 {
-		return fmt.Errorf("rsi-fdfr takes one network, got %d (give one value to --layer1, --supernodes and --links)", len(cfgs))
+		return usageError(fmt.Errorf("rsi-fdfr takes one network, got %d (give one value to --layer1, --supernodes and --links)", len(cfgs)))
 	}
 	if (len(fails) == 0) == (sweep == "") {
-		return fmt.Errorf("give --fail or --sweep (one of them)")
+		return usageError(fmt.Errorf("give --fail or --sweep (one of them)"))
 	}
 	if sweep != "" && sweep != "nodes" && sweep != "links" {
-		return fmt.Errorf("--sweep %q, expected nodes or links", sweep)
+		return usageError(fmt.Errorf("--sweep %q, expected nodes or links", sweep))
 	}
-	n, err := buildRSI(cfgs[0])
+	n, err := rf.buildRSI(cfgs[0])
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func runRSIFDFR(w io.Writer, rf rsiFlags, fails []string, sweep string, opt rsi.
 	for _, s := range fails {
 		f, err := parseRSIFailure(n.tb, s)
 		if err != nil {
-			return err
+			return usageError(err)
 		}
 		fs = append(fs, f)
 	}
@@ -114,10 +115,10 @@ func runRSIFDFR(w io.Writer, rf rsiFlags, fails []string, sweep string, opt rsi.
 // runRSIFDFRSummary prints one --summary row per network and FR rule.
 func runRSIFDFRSummary(w io.Writer, rf rsiFlags, sweep, rules string, badFlags bool) error {
 	if sweep != "nodes" && sweep != "links" {
-		return fmt.Errorf("--summary needs --sweep nodes or --sweep links")
+		return usageError(fmt.Errorf("--summary needs --sweep nodes or --sweep links"))
 	}
 	if badFlags {
-		return fmt.Errorf("--summary sweeps single failures with recovery; it does not combine with --fail or --no-recovery")
+		return usageError(fmt.Errorf("--summary sweeps single failures with recovery; it does not combine with --fail or --no-recovery"))
 	}
 	var rs []rsi.FRRule
 	for _, s := range strings.Split(rules, ",") {
@@ -135,7 +136,7 @@ func runRSIFDFRSummary(w io.Writer, rf rsiFlags, sweep, rules string, badFlags b
 		return err
 	}
 	for _, cfg := range cfgs {
-		n, err := buildRSI(cfg)
+		n, err := rf.buildRSI(cfg)
 		if err != nil {
 			return err
 		}

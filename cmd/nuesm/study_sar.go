@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/internal/atomicfile"
+	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/sar"
 	"github.com/nuesm/nuesm/studies/sareval"
 )
@@ -84,6 +85,11 @@ func (sf sarStudyFlags) config() (sareval.Config, error) {
 		return cfg, fmt.Errorf("--seeds: %w", err)
 	}
 	cfg.Seeds = seeds
+	for _, e := range cfg.Engines {
+		if _, err := routing.NewChain(e, nil); err != nil {
+			return cfg, fmt.Errorf("--engines: %w", err)
+		}
+	}
 	return cfg, cfg.Mix.Validate()
 }
 
@@ -113,7 +119,7 @@ func parseSeedRanges(s string) ([]uint64, error) {
 func runSARStudy(cmd *cobra.Command, args []string, sf sarStudyFlags) error {
 	cfg, err := sf.config()
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	l, err := loadGraph(cmd.ErrOrStderr(), args, sf.useDefault)
 	if err != nil {

@@ -21,6 +21,7 @@ type rsiFlags struct {
 	layer1, superNodes, links string
 	radix                     int
 	gateways                  string
+	local                     string
 }
 
 func (f *rsiFlags) add(c *cobra.Command, sn string) {
@@ -30,6 +31,11 @@ func (f *rsiFlags) add(c *cobra.Command, sn string) {
 	fl.StringVar(&f.links, "links", "1", "global cables per super-node pair, comma-separated")
 	fl.IntVar(&f.radix, "radix", topo.RSINodeRadix, "inter-node ports per node (the CA port comes on top)")
 	fl.StringVar(&f.gateways, "gateways", "spread", "global cable placement: spread or pack")
+}
+
+// addLocal adds --local, the routing inside super nodes.
+func (f *rsiFlags) addLocal(c *cobra.Command) {
+	c.Flags().StringVar(&f.local, "local", "any", "routing inside super nodes: any (every minimal port) or dor (dimension order; BR, HR, DF)")
 }
 
 // rsiNet is one generated RSI network with its two-level tables.
@@ -43,14 +49,14 @@ type rsiNet struct {
 func (f *rsiFlags) configs() ([]topo.RSIConfig, error) {
 	gw, err := topo.ParseRSIGateways(f.gateways)
 	if err != nil {
-		return nil, err
+		return nil, usageError(err)
 	}
 	ints := func(flag, s string) ([]int, error) {
 		var out []int
 		for _, v := range strings.Split(s, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil || n < 1 {
-				return nil, fmt.Errorf("--%s %q: expected positive integers separated by commas", flag, s)
+				return nil, usageError(fmt.Errorf("--%s %q: expected positive integers separated by commas", flag, s))
 			}
 			out = append(out, n)
 		}
@@ -75,22 +81,61 @@ func (f *rsiFlags) configs() ([]topo.RSIConfig, error) {
 	return out, nil
 }
 
+// buildRSI generates the network and its two-level tables with the
+// routing the --local flag selects.
+func (f *rsiFlags) buildRSI(c topo.RSIConfig) (*rsiNet, error) {
+	local := rsi.AnyMinimal
+	if f.local != "" {
+		var err error
+		if local, err = rsi.ParseLocal(f.local); err != nil {
+			return nil, usageError(fmt.Errorf("--local: %w", err))
+		}
+	}
+	return buildRSI(c, local)
+}
+
 // buildRSI generates the network and its two-level tables.
-func buildRSI(c topo.RSIConfig) (*rsiNet, error) {
+func buildRSI(c topo.RSIConfig, local rsi.Local) (*rsiNet, error) {
 	tp, err := c.Build()
 	if err != nil {
-		return nil, err
+		return nil, usageError(err) // the network's parameters are flags
 	}
 	g, err := fabric.Compile(tp.Fabric)
 	if err != nil {
 		return nil, err
 	}
-	tb, err := rsi.Build(g, tp.Group)
+	tb, err := rsiTables(tp, g, local)
 	if err != nil {
 		return nil, err
 	}
 	name := fmt.Sprintf("%s %d SN × %d link", strings.ToUpper(c.Layer1), c.SuperNodes, c.LinksPerPair)
+	if local != rsi.AnyMinimal {
+		name += ", " + local.Describe()
+	}
 	return &rsiNet{name: name, tp: tp, tb: tb}, nil
+}
+
+// rsiTables builds the two-level tables of a generated RSI fabric; the
+// dimensions of dimension-order routing come from its layer 1.
+func rsiTables(tp *topo.Topology, g *fabric.Graph, local rsi.Local) (*rsi.Tables, error) {
+	opt := rsi.BuildOptions{Local: local}
+	if local == rsi.DimOrder {
+		layer1 := ""
+		for _, f := range strings.Fields(tp.Params) {
+			if v, ok := strings.CutPrefix(f, "layer1="); ok {
+				layer1 = v
+			}
+		}
+		if tp.Kind != "rsi" || layer1 == "" {
+			return nil, fmt.Errorf("dimension-order routing inside super nodes needs an rsi fabric, not %s", tp.Kind)
+		}
+		dims, err := topo.RSILayer1Dims(layer1)
+		if err != nil {
+			return nil, err
+		}
+		opt.Dims = dims
+	}
+	return rsi.BuildWith(g, tp.Group, opt)
 }
 
 func newTablesReportCmd() *cobra.Command {
@@ -102,7 +147,8 @@ func newTablesReportCmd() *cobra.Command {
 		Long: `Build the two-level routing tables of RSI networks (seed 000 §IV-A, Fig. 4:
 T1 with one entry per other node of the super node, T2 with one entry per
 other super node, each entry holding every minimal port) and compare their
-size with a flat table from MinHop routing of the same fabric. "flat entries"
+size with a flat table from MinHop routing of the same fabric. --local dor
+keeps one port per entry: dimension order inside super nodes. "flat entries"
 counts destination nodes as the paper does (3 × 16 nodes: 47 against 2 + 15);
 "flat IB LFT LIDs" counts what an InfiniBand LFT holds (router and processor
 each own a LID). Hops are those of two-level routing.`,
@@ -115,6 +161,7 @@ each own a LID). Hops are those of two-level routing.`,
 		},
 	}
 	rf.add(c, "3")
+	rf.addLocal(c)
 	c.Flags().BoolVar(&perNode, "per-node", false, "also list every node's table sizes")
 	return c
 }
@@ -134,7 +181,7 @@ func runTablesReport(ctx context.Context, w io.Writer, rf rsiFlags, perNode bool
 	}
 	var details []detail
 	for _, cfg := range cfgs {
-		n, err := buildRSI(cfg)
+		n, err := rf.buildRSI(cfg)
 		if err != nil {
 			return err
 		}

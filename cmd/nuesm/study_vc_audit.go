@@ -17,7 +17,7 @@ import (
 func init() { registerStudy(newVCAuditCmd) }
 
 func newVCAuditCmd() *cobra.Command {
-	var policies, misroutes, minimal string
+	var policies, misroutes, minimal, local string
 	var params []string
 	var long, noUTurn bool
 	c := &cobra.Command{
@@ -27,7 +27,8 @@ func newVCAuditCmd() *cobra.Command {
 RSI super nodes), route it adaptively (every minimal port, or the RSI
 two-level tables of seed 000 §IV-A with --minimal tables), optionally with
 one misroute per packet, assign VCs by each policy, and check the channel
-dependency graph over (channel, VC) for a cycle.
+dependency graph over (channel, VC) for a cycle. --local dor routes inside
+RSI super nodes by dimension order instead of by every minimal port.
 
 Policies: ` + vcPolicyList() + `, hops:N (Gunther's total-hop rule with
 N VCs), or a spec vcs=N,local=COUNTER[+K],global=COUNTER[+K][,clamp] with
@@ -40,7 +41,7 @@ at the source only, onto an own global port); any (one non-minimal hop).`,
   nuesm study vc-audit fbfly --param dims=4x4x4 --policy hops:2,hops:3`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runVCAudit(cmd.OutOrStdout(), args[0], params, minimal, misroutes, policies, long, noUTurn)
+			return runVCAudit(cmd.OutOrStdout(), args[0], vcAuditFlags{params, vcRouting{minimal, local, noUTurn}, misroutes, policies, long})
 		},
 	}
 	fl := c.Flags()
@@ -48,6 +49,7 @@ at the source only, onto an own global port); any (one non-minimal hop).`,
 	fl.StringVar(&policies, "policy", "one-vc", "VC policies, comma-separated (a spec with commas: separate policies by ';')")
 	fl.StringVar(&misroutes, "misroute", "none", "misroute modes, comma-separated")
 	fl.StringVar(&minimal, "minimal", "auto", "minimal routing: shortest (every shortest-path port), tables (two-level tables: T1 in the group, T2 between groups), auto (tables for rsi and dragonfly)")
+	fl.StringVar(&local, "local", "any", "with --minimal tables on rsi: routing inside super nodes, any (every minimal port) or dor (dimension order)")
 	fl.BoolVar(&noUTurn, "no-uturn", false, "a misroute may not leave through the channel the packet came in on")
 	fl.BoolVar(&long, "long", false, "print whole cycles, one channel per line")
 	return c
@@ -71,43 +73,53 @@ func splitVCPolicies(s string) []string {
 	return strings.Split(s, ",")
 }
 
-func runVCAudit(w io.Writer, kind string, params []string, minimal, misroutes, policies string, long, noUTurn bool) error {
+// vcRouting is the minimal routing of an audit: shortest, tables or auto;
+// inside super nodes any or dor; and whether misroutes may U-turn.
+type vcRouting struct {
+	minimal, local string
+	noUTurn        bool
+}
+
+// vcAuditFlags are the command's flags as given: generator parameters, the
+// minimal routing, the misroute and policy lists, and --long.
+type vcAuditFlags struct {
+	params              []string
+	routing             vcRouting
+	misroutes, policies string
+	long                bool
+}
+
+func runVCAudit(w io.Writer, kind string, f vcAuditFlags) error {
+	rt, misroutes, policies, long := f.routing, f.misroutes, f.policies, f.long
+	minimal := rt.minimal
 	pm := map[string]string{}
-	for _, p := range params {
+	for _, p := range f.params {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok {
-			return fmt.Errorf("--param %q, expected NAME=VALUE", p)
+			return usageError(fmt.Errorf("--param %q, expected NAME=VALUE", p))
 		}
 		pm[k] = v
 	}
-	var pols []vcpolicy.Policy
-	for _, s := range splitVCPolicies(policies) {
-		p, err := vcpolicy.Parse(s)
-		if err != nil {
-			return err
-		}
-		pols = append(pols, p)
+	pols, mrs, err := parseVCAudit(policies, misroutes)
+	if err != nil {
+		return err
 	}
-	var mrs []vcaudit.Misroute
-	for _, s := range strings.Split(misroutes, ",") {
-		m, err := vcaudit.ParseMisroute(strings.TrimSpace(s))
-		if err != nil {
-			return err
-		}
-		mrs = append(mrs, m)
+	local, err := rsi.ParseLocal(rt.local)
+	if err != nil {
+		return usageError(fmt.Errorf("--local: %w", err))
 	}
 	if minimal != "shortest" && minimal != "tables" && minimal != "auto" {
-		return fmt.Errorf("--minimal %q, expected shortest, tables or auto", minimal)
+		return usageError(fmt.Errorf("--minimal %q, expected shortest, tables or auto", minimal))
 	}
 	tp, err := topo.Generate(kind, pm)
 	if err != nil {
-		return err
+		return usageError(err) // KIND and --param name the fabric
 	}
 	g, err := fabric.Compile(tp.Fabric)
 	if err != nil {
 		return err
 	}
-	cfg := vcaudit.Config{Graph: g, NoUTurn: noUTurn}
+	cfg := vcaudit.Config{Graph: g, NoUTurn: rt.noUTurn}
 	if tp.Kind == "rsi" || tp.Kind == "dragonfly" {
 		cfg.Group = tp.Group
 		if minimal == "auto" {
@@ -119,13 +131,18 @@ func runVCAudit(w io.Writer, kind string, params []string, minimal, misroutes, p
 	}
 	if minimal == "tables" {
 		if cfg.Group == nil {
-			return fmt.Errorf("--minimal tables needs a grouped fabric (rsi or dragonfly), not %s", tp.Kind)
+			return usageError(fmt.Errorf("--minimal tables needs a grouped fabric (rsi or dragonfly), not %s", tp.Kind))
 		}
-		if cfg.Tables, err = rsi.Build(g, tp.Group); err != nil {
+		if cfg.Tables, err = rsiTables(tp, g, local); err != nil {
 			return err
 		}
+		if local != rsi.AnyMinimal {
+			minimal += " (" + local.Describe() + " inside super nodes)"
+		}
+	} else if local != rsi.AnyMinimal {
+		return usageError(fmt.Errorf("--local %s needs --minimal tables", local))
 	}
-	fmt.Fprintf(w, "%s %s: %d switches, %d channels; minimal routing: %s; U-turn misroutes: %v\n\n", tp.Kind, tp.Params, g.NumSwitches(), g.NumChannels(), minimal, !noUTurn)
+	fmt.Fprintf(w, "%s %s: %d switches, %d channels; minimal routing: %s; U-turn misroutes: %v\n\n", tp.Kind, tp.Params, g.NumSwitches(), g.NumChannels(), minimal, !rt.noUTurn)
 	fmt.Fprintln(w, "| policy | misroute | VCs | VCs wanted | longest path | CDG vertices | CDG edges | verdict |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	var cycles []string
@@ -136,26 +153,63 @@ func runVCAudit(w io.Writer, kind string, params []string, minimal, misroutes, p
 			if err != nil {
 				return err
 			}
-			verdict := "acyclic"
-			if !r.Acyclic {
-				verdict = fmt.Sprintf("CYCLE of %d", len(r.Cycle.Channels))
-				text := r.Cycle.Error()
-				if long {
-					text = r.Cycle.Long()
-				}
-				cycles = append(cycles, fmt.Sprintf("%s + %s:\n%s", p.Name, m, text))
-			}
-			if r.Overflow > 0 {
-				verdict += fmt.Sprintf("; %d hops overflow", r.Overflow)
-				cycles = append(cycles, fmt.Sprintf("%s + %s overflow: %s", p.Name, m, r.OverflowExample))
-			}
-			if r.DeadlockFree() {
-				verdict = "acyclic: deadlock-free"
-			}
+			verdict, why := auditVerdict(r, fmt.Sprintf("%s + %s", p.Name, m), long)
+			cycles = append(cycles, why...)
 			fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d | %s |\n", p.Name, m, p.VCs, r.VCsWanted, r.MaxPath, r.Vertices, r.Edges, verdict)
 		}
 	}
-	for _, c := range cycles {
+	writeAuditNotes(w, cycles, pols)
+	return nil
+}
+
+// parseVCAudit reads the --policy and --misroute lists; its errors are
+// usage errors.
+func parseVCAudit(policies, misroutes string) ([]vcpolicy.Policy, []vcaudit.Misroute, error) {
+	var pols []vcpolicy.Policy
+	for _, s := range splitVCPolicies(policies) {
+		p, err := vcpolicy.Parse(s)
+		if err != nil {
+			return nil, nil, usageError(err)
+		}
+		pols = append(pols, p)
+	}
+	var mrs []vcaudit.Misroute
+	for _, s := range strings.Split(misroutes, ",") {
+		m, err := vcaudit.ParseMisroute(strings.TrimSpace(s))
+		if err != nil {
+			return nil, nil, usageError(err)
+		}
+		mrs = append(mrs, m)
+	}
+	return pols, mrs, nil
+}
+
+// auditVerdict condenses a result into a table cell and the notes that
+// explain it (the cycle, an overflowing hop), each labelled with label.
+func auditVerdict(r *vcaudit.Result, label string, long bool) (string, []string) {
+	var notes []string
+	verdict := "acyclic"
+	if !r.Acyclic {
+		verdict = fmt.Sprintf("CYCLE of %d", len(r.Cycle.Channels))
+		text := r.Cycle.Error()
+		if long {
+			text = r.Cycle.Long()
+		}
+		notes = append(notes, fmt.Sprintf("%s:\n%s", label, text))
+	}
+	if r.Overflow > 0 {
+		verdict += fmt.Sprintf("; %d hops overflow", r.Overflow)
+		notes = append(notes, fmt.Sprintf("%s overflow: %s", label, r.OverflowExample))
+	}
+	if r.DeadlockFree() {
+		verdict = "acyclic: deadlock-free"
+	}
+	return verdict, notes
+}
+
+// writeAuditNotes prints the cycles and overflows, then the policies.
+func writeAuditNotes(w io.Writer, notes []string, pols []vcpolicy.Policy) {
+	for _, c := range notes {
 		fmt.Fprintf(w, "\n%s\n", c)
 	}
 	if len(pols) > 0 {
@@ -164,5 +218,4 @@ func runVCAudit(w io.Writer, kind string, params []string, minimal, misroutes, p
 			fmt.Fprintf(w, "- %s (%s): %s\n", p.Name, p, p.Doc)
 		}
 	}
-	return nil
 }

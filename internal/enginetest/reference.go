@@ -81,79 +81,10 @@ type RefReport struct {
 // It is slow (O(pairs · hops) map operations) and meant for fabrics of a
 // few hundred LIDs.
 func Reference(g *fabric.Graph, r *lft.Routing, opt RefOptions) *RefReport {
-	f := g.F
 	S := g.NumSwitches()
 	rep := &RefReport{Deps: map[Dep]bool{}}
-
-	// Components of the switch graph, from the fabric's cables.
-	comp := make([]int, S)
-	for i := range comp {
-		comp[i] = -1
-	}
-	for s := 0; s < S; s++ {
-		if comp[s] >= 0 {
-			continue
-		}
-		comp[s] = s
-		queue := []int32{int32(s)}
-		for len(queue) > 0 {
-			x := queue[0]
-			queue = queue[1:]
-			n := &f.Nodes[g.Switches[x]]
-			for p := 1; p < len(n.Ports); p++ {
-				peer := n.Ports[p].Peer
-				if peer.Node < 0 || f.Nodes[peer.Node].Kind != fabric.Switch {
-					continue
-				}
-				if y := g.SwitchOf[peer.Node]; comp[y] < 0 {
-					comp[y] = s
-					queue = append(queue, y)
-				}
-			}
-		}
-	}
-
-	// Sources and destinations.
-	type port struct {
-		node     fabric.NodeID
-		port     uint8
-		lid      int
-		lmc      uint8
-		sw       int32 // attached switch, -1 if none
-		swPort   uint8
-		swItself bool
-	}
-	var ports []port
-	for i := range f.Nodes {
-		n := &f.Nodes[i]
-		if n.Kind == fabric.Switch {
-			s := g.SwitchOf[i]
-			ports = append(ports, port{node: fabric.NodeID(i), lid: int(n.Ports[0].LID), lmc: n.Ports[0].LMC, sw: s, swItself: true})
-			continue
-		}
-		for p := 1; p < len(n.Ports); p++ {
-			pt := &n.Ports[p]
-			if !pt.Cabled() {
-				continue
-			}
-			q := port{node: fabric.NodeID(i), port: uint8(p), lid: int(pt.LID), lmc: pt.LMC, sw: -1}
-			if f.Nodes[pt.Peer.Node].Kind == fabric.Switch {
-				q.sw, q.swPort = g.SwitchOf[pt.Peer.Node], pt.Peer.Port
-			}
-			ports = append(ports, q)
-		}
-	}
-	owner := map[int]int{} // LID -> index in ports
-	for i, q := range ports {
-		for l := q.lid; q.lid != 0 && l < q.lid+1<<q.lmc; l++ {
-			owner[l] = i
-		}
-	}
-	dlids := make([]int, 0, len(owner))
-	for l := range owner {
-		dlids = append(dlids, l)
-	}
-	sort.Ints(dlids)
+	comp := switchComponents(g)
+	ports, owner, dlids := refEndpoints(g)
 	// Sources per switch: terminals in node/port order, then the switch.
 	srcs := make([][]int, S)
 	for i, q := range ports {
@@ -211,6 +142,90 @@ func Reference(g *fabric.Graph, r *lft.Routing, opt RefOptions) *RefReport {
 	}
 	rep.VLsUsed = maxVL + 1
 	return rep
+}
+
+// switchComponents labels each switch with the lowest switch index of its
+// component of the switch graph, from the fabric's cables.
+func switchComponents(g *fabric.Graph) []int {
+	f := g.F
+	S := g.NumSwitches()
+	comp := make([]int, S)
+	for i := range comp {
+		comp[i] = -1
+	}
+	for s := 0; s < S; s++ {
+		if comp[s] >= 0 {
+			continue
+		}
+		comp[s] = s
+		queue := []int32{int32(s)}
+		for len(queue) > 0 {
+			x := queue[0]
+			queue = queue[1:]
+			n := &f.Nodes[g.Switches[x]]
+			for p := 1; p < len(n.Ports); p++ {
+				peer := n.Ports[p].Peer
+				if peer.Node < 0 || f.Nodes[peer.Node].Kind != fabric.Switch {
+					continue
+				}
+				if y := g.SwitchOf[peer.Node]; comp[y] < 0 {
+					comp[y] = s
+					queue = append(queue, y)
+				}
+			}
+		}
+	}
+	return comp
+}
+
+// refPort is a source or destination of Reference: a switch itself or a
+// cabled CA or router port.
+type refPort struct {
+	node     fabric.NodeID
+	port     uint8
+	lid      int
+	lmc      uint8
+	sw       int32 // attached switch, -1 if none
+	swPort   uint8
+	swItself bool
+}
+
+// refEndpoints lists the switches and cabled CA and router ports in node
+// order, the owner (index in that list) of each LID, and the LIDs sorted.
+func refEndpoints(g *fabric.Graph) ([]refPort, map[int]int, []int) {
+	f := g.F
+	var ports []refPort
+	for i := range f.Nodes {
+		n := &f.Nodes[i]
+		if n.Kind == fabric.Switch {
+			s := g.SwitchOf[i]
+			ports = append(ports, refPort{node: fabric.NodeID(i), lid: int(n.Ports[0].LID), lmc: n.Ports[0].LMC, sw: s, swItself: true})
+			continue
+		}
+		for p := 1; p < len(n.Ports); p++ {
+			pt := &n.Ports[p]
+			if !pt.Cabled() {
+				continue
+			}
+			q := refPort{node: fabric.NodeID(i), port: uint8(p), lid: int(pt.LID), lmc: pt.LMC, sw: -1}
+			if f.Nodes[pt.Peer.Node].Kind == fabric.Switch {
+				q.sw, q.swPort = g.SwitchOf[pt.Peer.Node], pt.Peer.Port
+			}
+			ports = append(ports, q)
+		}
+	}
+	owner := map[int]int{} // LID -> index in ports
+	for i, q := range ports {
+		for l := q.lid; q.lid != 0 && l < q.lid+1<<q.lmc; l++ {
+			owner[l] = i
+		}
+	}
+	dlids := make([]int, 0, len(owner))
+	for l := range owner {
+		dlids = append(dlids, l)
+	}
+	sort.Ints(dlids)
+	return ports, owner, dlids
 }
 
 // hop is one switch on a path and the port it forwards on.

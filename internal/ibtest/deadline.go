@@ -56,3 +56,22 @@ func WaitFor(t testing.TB, what string, cond func() (bool, error)) {
 		pause = min(2*pause, time.Second)
 	}
 }
+
+// Returns runs f and returns its error, failing t (as WaitFor does) when
+// f has not returned by Deadline(t): for calls that must not hang, such
+// as reads of a named pipe or a device.
+func Returns(t testing.TB, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	var err error
+	WaitFor(t, what+" returns", func() (bool, error) {
+		select {
+		case err = <-done:
+			return true, nil
+		default:
+			return false, nil
+		}
+	})
+	return err
+}

@@ -14,8 +14,8 @@
 // ports picked at random per cluster, so clusters of parallel test
 // binaries do not collide.
 //
-// Starting 64 nodes takes about 3-4 s, most of it waiting for slurmctld's
-// first scheduling pass (so that a job submitted next starts at once).
+// Start spends most of its time waiting for slurmctld's first scheduling
+// pass, so that a job submitted next starts at once.
 package slurmtest
 
 import (

@@ -238,84 +238,30 @@ func (s *Summary) WriteText(w io.Writer, seeds int) error {
 	}
 	fmt.Fprintf(tw, "failures (mean over %d seeds; critical ones repaired)\n", seeds)
 	fmt.Fprintln(tw, head)
-	row := func(name string, v []float64, format string) {
-		fmt.Fprint(tw, name, "\t")
-		for _, x := range v {
-			fmt.Fprintf(tw, format+"\t", x)
-		}
-	}
 	for _, r := range []struct {
 		name string
 		v    []float64
 	}{{"links failed", s.Links}, {"switches failed", s.Switches}, {"critical repaired", s.Repaired}} {
-		row(r.name, r.v, "%.1f")
+		writeRow(tw, r.name, r.v, "%.1f")
 		fmt.Fprintln(tw)
 	}
 	years := strings.TrimPrefix(head, "year\t")
 	if len(s.Patterns) > 0 {
-		// Every pattern here has the uniform all-to-all demand on
-		// average, so the paths' bound is the same for each.
-		fmt.Fprintf(tw, "\npaths' bound: 1/max channel load of the engine's routing under uniform demand\n")
-		fmt.Fprintln(tw, "engine\t"+years)
-		for _, e := range s.Engines {
-			fmt.Fprint(tw, e, "\t")
-			for _, c := range s.cells(e, s.Patterns[0]) {
-				if c.Routed == 0 {
-					fmt.Fprint(tw, "n/a\t")
-				} else {
-					fmt.Fprintf(tw, "%.3f\t", c.PathBound)
-				}
-			}
-			fmt.Fprintln(tw)
-		}
+		s.writePathBounds(tw, years)
 	}
 	for _, pat := range s.Patterns {
-		lim := s.Limits[pat]
-		hasLim := lim != nil && !math.IsNaN(lim[0])
-		fmt.Fprintf(tw, "\n%s: accepted throughput (fraction of link bandwidth)\n", pat)
-		fmt.Fprintln(tw, "engine\t"+years+"change\tby bound\tby routing\t")
-		if hasLim {
-			row("bound: any routing", lim, "%.3f")
-			fmt.Fprintf(tw, "%s\t\t\t\n", pctChange(lim[0], lim[s.Years]))
-			if pat == "uniform" {
-				row("all hosts at once", s.Fair, "%.3f")
-				fmt.Fprintf(tw, "%s\t\t\t\n", pctChange(s.Fair[0], s.Fair[s.Years]))
-			}
-		}
-		for _, e := range s.Engines {
-			cells := s.cells(e, pat)
-			fmt.Fprint(tw, e, "\t")
-			for _, c := range cells {
-				fmt.Fprint(tw, c.String(), "\t")
-			}
-			first, last := cells[0], cells[len(cells)-1]
-			fmt.Fprintf(tw, "%s\t", pctChange(first.Throughput, last.Throughput))
-			if hasLim && first.Throughput > 0 && !math.IsNaN(last.Throughput) {
-				byBound := (last.Limit - first.Limit) / first.Limit
-				total := (last.Throughput - first.Throughput) / first.Throughput
-				fmt.Fprintf(tw, "%+.1f %%\t%+.1f %%\t", 100*byBound, 100*(total-byBound))
-			} else {
-				fmt.Fprint(tw, "-\t-\t")
-			}
-			fmt.Fprintln(tw)
-		}
-		if !hasLim {
-			continue
-		}
-		fmt.Fprintf(tw, "\n%s: share of the bound reached (%%; = at the bound)\n", pat)
-		fmt.Fprintln(tw, "engine\t"+years)
-		for _, e := range s.Engines {
-			fmt.Fprint(tw, e, "\t")
-			for _, c := range s.cells(e, pat) {
-				fmt.Fprint(tw, c.Share(), "\t")
-			}
-			fmt.Fprintln(tw)
-		}
+		s.writePattern(tw, pat, years)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, `
+	_, err := fmt.Fprintf(w, textLegend, 100*(1-AtBound))
+	return err
+}
+
+// textLegend explains WriteText's marks and columns; its verb is the
+// margin of AtBound in percent.
+const textLegend = `
 n/a: no seed routed; * some seeds refused (mean of the others); ! deadlocks counted as 0
 paths' bound: what the engine's paths allow if every channel ran at full rate (flitsim's Bound).
 bound: what the best possible routing reaches on the damaged fabric (mean over the seeds):
@@ -326,8 +272,80 @@ by bound: the change the bound alone explains (at the engine's year-0 share of i
 by routing: the rest, from the engine's share of the bound changing.
 =: within %.0f %% of the bound, the loss is the fabric's (physics); below it, the routing's
   (or the simulated switches', as at year 0 under uniform load)
-`, 100*(1-AtBound))
-	return err
+`
+
+// writeRow writes a row's name and its values, each followed by a tab.
+func writeRow(tw io.Writer, name string, v []float64, format string) {
+	fmt.Fprint(tw, name, "\t")
+	for _, x := range v {
+		fmt.Fprintf(tw, format+"\t", x)
+	}
+}
+
+// writePathBounds writes the paths' bound of every engine per year. Every
+// pattern here has the uniform all-to-all demand on average, so the
+// paths' bound is the same for each.
+func (s *Summary) writePathBounds(tw io.Writer, years string) {
+	fmt.Fprintf(tw, "\npaths' bound: 1/max channel load of the engine's routing under uniform demand\n")
+	fmt.Fprintln(tw, "engine\t"+years)
+	for _, e := range s.Engines {
+		fmt.Fprint(tw, e, "\t")
+		for _, c := range s.cells(e, s.Patterns[0]) {
+			if c.Routed == 0 {
+				fmt.Fprint(tw, "n/a\t")
+			} else {
+				fmt.Fprintf(tw, "%.3f\t", c.PathBound)
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+}
+
+// writePattern writes pattern pat's throughput table (with the bound, its
+// change split by bound and by routing) and, where the bound is known, the
+// share of it each engine reached.
+func (s *Summary) writePattern(tw io.Writer, pat, years string) {
+	lim := s.Limits[pat]
+	hasLim := lim != nil && !math.IsNaN(lim[0])
+	fmt.Fprintf(tw, "\n%s: accepted throughput (fraction of link bandwidth)\n", pat)
+	fmt.Fprintln(tw, "engine\t"+years+"change\tby bound\tby routing\t")
+	if hasLim {
+		writeRow(tw, "bound: any routing", lim, "%.3f")
+		fmt.Fprintf(tw, "%s\t\t\t\n", pctChange(lim[0], lim[s.Years]))
+		if pat == "uniform" {
+			writeRow(tw, "all hosts at once", s.Fair, "%.3f")
+			fmt.Fprintf(tw, "%s\t\t\t\n", pctChange(s.Fair[0], s.Fair[s.Years]))
+		}
+	}
+	for _, e := range s.Engines {
+		cells := s.cells(e, pat)
+		fmt.Fprint(tw, e, "\t")
+		for _, c := range cells {
+			fmt.Fprint(tw, c.String(), "\t")
+		}
+		first, last := cells[0], cells[len(cells)-1]
+		fmt.Fprintf(tw, "%s\t", pctChange(first.Throughput, last.Throughput))
+		if hasLim && first.Throughput > 0 && !math.IsNaN(last.Throughput) {
+			byBound := (last.Limit - first.Limit) / first.Limit
+			total := (last.Throughput - first.Throughput) / first.Throughput
+			fmt.Fprintf(tw, "%+.1f %%\t%+.1f %%\t", 100*byBound, 100*(total-byBound))
+		} else {
+			fmt.Fprint(tw, "-\t-\t")
+		}
+		fmt.Fprintln(tw)
+	}
+	if !hasLim {
+		return
+	}
+	fmt.Fprintf(tw, "\n%s: share of the bound reached (%%; = at the bound)\n", pat)
+	fmt.Fprintln(tw, "engine\t"+years)
+	for _, e := range s.Engines {
+		fmt.Fprint(tw, e, "\t")
+		for _, c := range s.cells(e, pat) {
+			fmt.Fprint(tw, c.Share(), "\t")
+		}
+		fmt.Fprintln(tw)
+	}
 }
 
 // cells returns the cells of engine e and pattern pat, all n/a when the

@@ -236,6 +236,10 @@ func stateBound(ctx context.Context, f *fabric.Fabric, out **FabricBound, cancel
 	return nil
 }
 
+// Validate refuses, before any work, a configuration (with the defaults
+// of WithDefaults) that Study would refuse.
+func (c Config) Validate() error { return c.WithDefaults().validate() }
+
 func (c Config) validate() error {
 	for _, e := range c.Engines {
 		if _, err := lookup(e); err != nil {

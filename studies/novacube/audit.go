@@ -31,46 +31,15 @@ type hopState struct {
 	dorMinus   bool // DOR travels dorDim in direction −1
 }
 
-// Schemes are the VC assignments the audit tries. "dateline" is §5.3's
-// claim: two VCs per direction, a ring hop on VC1 once the packet has
-// crossed that ring's wrap-around (dateline) link, jump hops on VC0.
-var Schemes = []Scheme{
-	{"one", 1, "every hop on VC0", func(hopState) int { return 0 }},
-	{"dateline", 2, "§5.3: VC1 after the ring's dateline, jumps on VC0", datelineVC},
-	{"jump-phase", 2, "VC1 from the first jump on", func(s hopState) int { return b2i(s.jumped || s.jumpHere) }},
-	{"dateline+jump-vc", 3, "dateline, jump hops on a VC2 of their own", func(s hopState) int {
-		if s.jumpHere {
-			return 2
-		}
-		return datelineVC(s)
-	}},
-	{"dateline×jump-phase", 4, "a dateline pair before the first jump, another from it on", func(s hopState) int {
-		return 2*b2i(s.jumped || s.jumpHere) + datelineVC(s)
-	}},
-	{"dateline×step", 4, "a dateline pair for step-1 hops, another for the quadrant", func(s hopState) int {
-		return 2*b2i(!s.step1) + datelineVC(s)
-	}},
-	{"dateline*", 2, "dateline where a jump that passes a dateline counts as crossing it, and a jump takes the VC of the ring DOR is in", jumpDatelineVC},
-	{"dateline*×step", 4, "dateline* pairs, one for step-1 hops and one for the quadrant", func(s hopState) int {
-		return 2*b2i(!s.step1) + jumpDatelineVC(s)
-	}},
-	{"dateline*×step±", 6, "dateline*×step, quadrant jumps on a dateline pair per direction of travel (VC2-3 +, VC4-5 −)", func(s hopState) int {
-		if s.jumpHere && !s.step1 {
-			return 2 + 2*b2i(s.dorMinus) + jumpDatelineVC(s)
-		}
-		return 2*b2i(!s.step1) + jumpDatelineVC(s)
-	}},
-}
+// Paper is §5.3's claim: two VCs per direction, a ring hop on VC1 once
+// the packet has crossed that ring's wrap-around (dateline) link, every
+// other hop on VC0. One puts every hop on VC0.
+var (
+	Paper = Scheme{"dateline", 2, "§5.3: VC1 after the ring's dateline, jumps on VC0", datelineVC}
+	One   = Scheme{"one", 1, "every hop on VC0", func(hopState) int { return 0 }}
+)
 
 func datelineVC(s hopState) int { return b2i(s.dim >= 0 && s.crossed) }
-
-func jumpDatelineVC(s hopState) int {
-	d := s.dim
-	if d < 0 {
-		d = s.dorDim
-	}
-	return b2i(d >= 0 && s.crossedAll>>d&1 == 1)
-}
 
 func b2i(b bool) int {
 	if b {
@@ -101,12 +70,37 @@ func Audit(c *Cube, v Variant, sc Scheme) (*AuditResult, error) {
 	if sc.vc == nil {
 		return nil, fmt.Errorf("%w: scheme %q has no VC rule", ErrParam, sc.Name)
 	}
+	seen, err := walkDeps(c, v, sc.VCs, sc.vc)
+	if err != nil {
+		return nil, fmt.Errorf("%w (scheme %q)", err, sc.Name)
+	}
+	g, from, err := auditCDG(c, seen, sc.VCs)
+	if err != nil {
+		return nil, err
+	}
+	res := &AuditResult{Variant: v, Scheme: sc, Edges: len(from)}
+	cyc := cdg.FindCycle(g)
+	res.Acyclic = cyc == nil
+	res.CycleLen = len(cyc)
+	for i, x := range cyc {
+		if i == 8 {
+			break
+		}
+		res.Cycle = append(res.Cycle, int(x))
+	}
+	return res, nil
+}
+
+// walkDeps walks every path variant v may take on c and marks the
+// dependencies between labelled channels it sees: index ((in channel ·
+// L + in label) · slots + out slot) · L + out label, the label of a hop
+// being label(its hopState) in [0, L).
+func walkDeps(c *Cube, v Variant, L int, label func(hopState) int) ([]bool, error) {
 	if c.Nodes() > MaxAuditNodes {
 		return nil, fmt.Errorf("%w: the audit walks every path state; %d nodes exceed %d", ErrParam, c.Nodes(), MaxAuditNodes)
 	}
-	N, sl, V := c.Nodes(), c.slots(), sc.VCs
-	C := N * sl
-	seen := make([]bool, C*V*sl*V) // (in channel, in VC, out slot, out VC)
+	N, sl := c.Nodes(), c.slots()
+	seen := make([]bool, N*sl*L*sl*L)
 	visited := map[auditState]bool{}
 	var stack []auditState
 	for d := 0; d < N; d++ {
@@ -129,33 +123,19 @@ func Audit(c *Cube, v Variant, sc Scheme) (*AuditResult, error) {
 					continue
 				}
 				hs, ncr, nca := r.hopState(st, h)
-				vc := sc.vc(hs)
-				if vc < 0 || vc >= V {
-					return nil, fmt.Errorf("novacube: scheme %q gave VC %d of %d", sc.Name, vc, V)
+				lb := label(hs)
+				if lb < 0 || lb >= L {
+					return nil, fmt.Errorf("novacube: label %d of %d", lb, L)
 				}
 				if st.in >= 0 {
-					seen[((st.in*V+st.inVC)*sl+h.slot)*V+vc] = true
+					seen[((st.in*L+st.inVC)*sl+h.slot)*L+lb] = true
 				}
 				stack = append(stack, auditState{u: c.dest(st.u, h.slot), mode: h.mode, quad: h.quad, crossed: ncr, crossedAll: nca,
-					jumped: st.jumped || hs.jumpHere, in: st.u*sl + h.slot, inVC: vc})
+					jumped: st.jumped || hs.jumpHere, in: st.u*sl + h.slot, inVC: lb})
 			}
 		}
 	}
-	g, from, err := auditCDG(c, seen, V)
-	if err != nil {
-		return nil, err
-	}
-	res := &AuditResult{Variant: v, Scheme: sc, Edges: len(from)}
-	cyc := cdg.FindCycle(g)
-	res.Acyclic = cyc == nil
-	res.CycleLen = len(cyc)
-	for i, x := range cyc {
-		if i == 8 {
-			break
-		}
-		res.Cycle = append(res.Cycle, int(x))
-	}
-	return res, nil
+	return seen, nil
 }
 
 // auditState is where the audit's walk stands: the node, the routing
@@ -176,7 +156,7 @@ func (r *router) hopState(st auditState, h hop) (hs hopState, crossed, crossedAl
 	hs = hopState{dim: -1, jumped: st.jumped, step1: st.mode != modeQuad, jumpHere: h.slot == 2*c.N,
 		crossedAll: st.crossedAll, dorDim: -1}
 	crossed, crossedAll = st.crossed, st.crossedAll
-	if dor := r.dorSlot(st.u, st.quad, r.v == Literal && st.mode == modeQuad); dor >= 0 {
+	if dor := r.dorSlot(st.u, st.quad, r.quadrantDOR() && st.mode == modeQuad); dor >= 0 {
 		hs.dorDim, hs.dorMinus = dor/2, dor%2 == 1
 	}
 	if !hs.jumpHere {
@@ -188,7 +168,7 @@ func (r *router) hopState(st auditState, h hop) (hs hopState, crossed, crossedAl
 			crossedAll |= 1 << hs.dim
 		}
 	} else if st.mode == modeQuad {
-		crossedAll |= r.jumpWraps(st.u, st.quad, r.v == Literal)
+		crossedAll |= r.jumpWraps(st.u, st.quad, r.quadrantDOR())
 	}
 	return hs, crossed, crossedAll
 }
@@ -216,7 +196,8 @@ func auditCDG(c *Cube, seen []bool, V int) (*cdg.CSR, []int32, error) {
 }
 
 // jumpWraps returns the dimensions whose dateline u's jump passes, each
-// in the packet's direction of travel there (the quadrant's for Literal,
+// in the packet's direction of travel there (the quadrant's for the
+// quadrant readings,
 // else the shorter way to d).
 func (r *router) jumpWraps(u, quad int, useQuad bool) int {
 	c := r.c
@@ -236,24 +217,6 @@ func (r *router) jumpWraps(u, quad int, useQuad bool) int {
 		}
 	}
 	return m
-}
-
-// MinVCs returns, for variant v on c, the audit of every scheme and the
-// fewest VCs of an acyclic one (0 when none is).
-func MinVCs(c *Cube, v Variant) ([]*AuditResult, int, error) {
-	var out []*AuditResult
-	best := 0
-	for _, sc := range Schemes {
-		r, err := Audit(c, v, sc)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, r)
-		if r.Acyclic && (best == 0 || sc.VCs < best) {
-			best = sc.VCs
-		}
-	}
-	return out, best, nil
 }
 
 // ChannelName renders a vertex of the audit CDG: "(x,y)->jump/VC1" or

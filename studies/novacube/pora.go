@@ -34,13 +34,28 @@ const (
 	// shortest path, by eq. 12; where neither is (odd k), any neighbour on
 	// a shortest path. Its average path length is the BFS one.
 	Minimal Variant = "minimal"
+	// Quadrant: Literal with Δ the Lee distance inside each quadrant: a
+	// regular neighbour of the source is weighed by the hops its quadrant
+	// (fixed at the source: the hop's direction in its dimension, the
+	// shorter way in the others) still needs to d, the long way round
+	// included; in the quadrant the jump is compared with the DOR hop by
+	// the same distance and stays inside the box.
+	Quadrant Variant = "quadrant"
+	// Reducing: Literal with step 1 restricted to the neighbours strictly
+	// closer (Lee) to d than the node itself, the jump included, so the
+	// quadrant is always the shorter way round.
+	Reducing Variant = "reducing"
 	// Tables: the deterministic tables of the "pora" engine: the jump when
 	// strictly closer (Lee) than the DOR hop, else the DOR hop.
 	Tables Variant = "tables"
 )
 
 // Variants lists the readings in report order.
-var Variants = []Variant{Literal, Minimal, Tables}
+var Variants = []Variant{Literal, Quadrant, Reducing, Minimal, Tables}
+
+// Readings lists the probabilistic readings of §5.1 (not the engine's
+// tables).
+var Readings = []Variant{Literal, Quadrant, Reducing, Minimal}
 
 // hop is one possible next hop: the output slot, the probability, and the
 // routing state after it.
@@ -68,6 +83,12 @@ func newRouter(c *Cube, d int, v Variant) *router {
 		r.dist = c.BFS(d) // links are symmetric: distances from d are to d
 	}
 	return r
+}
+
+// quadrantDOR reports whether the variant keeps the quadrant's
+// directions after step 1 (else each dimension the shorter way).
+func (r *router) quadrantDOR() bool {
+	return r.v == Literal || r.v == Quadrant || r.v == Reducing
 }
 
 // dorSlot returns the DOR output slot of u towards d (u != d), each
@@ -152,16 +173,20 @@ func (r *router) next(hs []hop, u, mode, quad int) []hop {
 		return r.weigh(r.minimal(hs, u, mode), u)
 	case mode == modeQuad:
 		dor := r.dorSlot(u, quad, true)
-		if jump >= 0 && r.inBox(u, jump, quad) && c.Lee(jump, r.d) < c.Lee(c.dest(u, dor), r.d) {
-			hs = append(hs, hop{slot: 2 * c.N, mode: modeQuad, quad: quad}, hop{slot: dor, mode: modeQuad, quad: quad})
+		j := hop{slot: 2 * c.N, mode: modeQuad, quad: quad}
+		if jump >= 0 && r.inBox(u, jump, quad) && r.far(jump, j) < r.far(c.dest(u, dor), j) {
+			hs = append(hs, j, hop{slot: dor, mode: modeQuad, quad: quad})
 			return r.weigh(hs, u)
 		}
 		return append(hs, hop{slot: dor, p: 1, mode: modeQuad, quad: quad})
 	}
+	here := c.Lee(u, r.d)
 	for s := 0; s < 2*c.N; s++ {
-		hs = append(hs, hop{slot: s, mode: modeQuad, quad: r.quadOf(u, s)})
+		if r.v != Reducing || c.Lee(c.dest(u, s), r.d) < here {
+			hs = append(hs, hop{slot: s, mode: modeQuad, quad: r.quadOf(u, s)})
+		}
 	}
-	if mode == modeSrc && jump >= 0 {
+	if mode == modeSrc && jump >= 0 && (r.v != Reducing || c.Lee(jump, r.d) < here) {
 		hs = append(hs, hop{slot: 2 * c.N, mode: modeSrcJ})
 	}
 	return r.weigh(hs, u)
@@ -192,13 +217,27 @@ func (r *router) minimal(hs []hop, u, mode int) []hop {
 	return hs
 }
 
-// far returns the distance Δ from w to d the variant weighs by: the
-// NovaCube distance (Minimal) or the Lee distance.
-func (r *router) far(w int) int {
-	if r.dist != nil {
+// far returns the distance Δ from w to d the variant weighs hop h by: the
+// NovaCube distance (Minimal), the hops left in h's quadrant (Quadrant,
+// once the quadrant is chosen) or the Lee distance.
+func (r *router) far(w int, h hop) int {
+	switch {
+	case r.dist != nil:
 		return r.dist[w]
+	case r.v == Quadrant && h.mode == modeQuad:
+		return r.quadDist(w, h.quad)
 	}
 	return r.c.Lee(w, r.d)
+}
+
+// quadDist returns the hops from w to d moving only in quad's directions.
+func (r *router) quadDist(w, quad int) int {
+	c, t := r.c, 0
+	for i := 0; i < c.N; i++ {
+		s := 1 - 2*(quad>>i&1)
+		t += ((c.coord(r.d, i)-c.coord(w, i))*s%c.K + c.K) % c.K
+	}
+	return t
 }
 
 // weigh sets eq. 12's probabilities ∝ 1/Δ²; a hop onto d is kept alone
@@ -212,7 +251,7 @@ func (r *router) weigh(hs []hop, u int) []hop {
 			hs[0].p = 1
 			return hs[:1]
 		}
-		l := float64(r.far(w))
+		l := float64(r.far(w, hs[i]))
 		hs[i].p = 1 / (l * l)
 		sum += hs[i].p
 	}

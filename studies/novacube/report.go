@@ -76,11 +76,16 @@ func reportProps(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
 	return nil
 }
 
-// reportAPL writes Table 2 and the average path lengths by routing.
+// reportAPL writes Table 2 and the average path lengths of the readings
+// side by side.
 func reportAPL(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
-	fmt.Fprintln(w, "\n## Table 2 average path lengths")
+	fmt.Fprintln(w, "\n## Table 2 average path lengths and the PORA readings")
 	fmt.Fprintln(w)
-	fmt.Fprintln(tw, "size\tnodes\tpaper\tBFS (shortest)\tPORA literal\t")
+	head := "size\tnodes\tpaper\tBFS (shortest)\t"
+	for _, v := range Readings {
+		head += "PORA " + string(v) + "\t"
+	}
+	fmt.Fprintln(tw, head+"readings at the paper's figure\t")
 	for _, r := range Table2 {
 		p, err := Analyse("novacube", r.Size.K, r.Size.N)
 		if err != nil {
@@ -90,14 +95,32 @@ func reportAPL(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.3f\t%.3f\t\n", r.Size, p.Nodes, r.APL, p.APL, ExpectedAPL(c, Literal))
+		line := fmt.Sprintf("%s\t%d\t%.2f\t%.3f\t", r.Size, p.Nodes, r.APL, p.APL)
+		var match []string
+		for _, v := range Readings {
+			a := ExpectedAPL(c, v)
+			line += fmt.Sprintf("%.3f\t", a)
+			if fmt.Sprintf("%.2f", a) == fmt.Sprintf("%.2f", r.APL) {
+				match = append(match, string(v))
+			}
+		}
+		fmt.Fprintln(tw, line+strings.Join(append(match, "-")[:max(1, len(match))], ", ")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w, "\nReadings (package novacube): literal: Δ the Lee distance, step 1 over every neighbour, the")
+	fmt.Fprintln(w, "quadrant kept even the long way round; quadrant: Δ the Lee distance inside each quadrant (the")
+	fmt.Fprintln(w, "quadrant fixed at the source, jumps only inside the box); reducing: step 1 only to neighbours")
+	fmt.Fprintln(w, "that reduce the Lee distance; minimal: every hop on a shortest NovaCube path. A reading is at")
+	fmt.Fprintln(w, "the paper's figure when its mean rounds to it.")
 	fmt.Fprintln(w, "\n## Average path length by routing (exact expectations over all ordered pairs)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(tw, "size\ttorus DOR\tNovaCube BFS\tPORA literal\tPORA minimal\tpora tables\t")
+	head = "size\ttorus DOR\tNovaCube BFS\t"
+	for _, v := range Readings {
+		head += "PORA " + string(v) + "\t"
+	}
+	fmt.Fprintln(tw, head+"pora tables\t")
 	for _, s := range opt.APL {
 		t, err := NewCube(s.K, s.N, false)
 		if err != nil {
@@ -111,60 +134,96 @@ func reportAPL(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", s, ExpectedAPL(t, Tables), p.APL,
-			ExpectedAPL(c, Literal), ExpectedAPL(c, Minimal), ExpectedAPL(c, Tables))
+		line := fmt.Sprintf("%s\t%.3f\t%.3f\t", s, ExpectedAPL(t, Tables), p.APL)
+		for _, v := range Variants {
+			line += fmt.Sprintf("%.3f\t", ExpectedAPL(c, v))
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
 }
 
-// reportAudit writes the VC audit table and the cycles of the paper's
-// dateline scheme.
+// reportAudit writes, per size and reading, the paper's dateline verdict
+// and the fewest VC classes the search by hop type finds, with the
+// assignments and the cycles.
 func reportAudit(w io.Writer, tw *tabwriter.Writer, opt ReportOptions) error {
-	fmt.Fprintln(w, "\n## VC audit (CDG over (channel, VC) of every path the reading may take; cdg.FindCycle)")
+	fmt.Fprintln(w, "\n## VC classes (CDG over (channel, class) of every path the reading may take; cdg.FindCycle)")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Schemes:")
-	for _, sc := range Schemes {
-		fmt.Fprintf(w, "  %-20s %d VCs  %s\n", sc.Name, sc.VCs, sc.Doc)
-	}
+	fmt.Fprintln(w, "Exhaustive search over the assignments of classes to hop types (first hop, first hop after a")
+	fmt.Fprintln(w, "source jump, source jump, quadrant jump by DOR ring, direction and dateline, ring hop by")
+	fmt.Fprintln(w, "dimension and dateline), by increasing class count; the minimum is confirmed by Audit.")
 	fmt.Fprintln(w)
-	head := "size\treading\t"
-	for _, sc := range Schemes {
-		head += sc.Name + "\t"
-	}
-	fmt.Fprintln(tw, head+"min VCs\t")
-	var cycles []string
+	fmt.Fprintln(tw, "size\treading\t§5.3 dateline (2 VCs)\tmin classes\thop types\tchecked\tpruned\t")
+	var notes, cycles []string
 	for _, s := range opt.Audit {
 		c, err := NewCube(s.K, s.N, true)
 		if err != nil {
 			return err
 		}
 		for _, v := range Variants {
-			res, best, err := MinVCs(c, v)
+			pa, err := Audit(c, v, Paper)
 			if err != nil {
 				return err
 			}
-			line := fmt.Sprintf("%s\t%s\t", s, v)
-			for _, r := range res {
-				if r.Acyclic {
-					line += "ok\t"
-				} else {
-					line += fmt.Sprintf("cycle/%d\t", r.CycleLen)
-					if r.Scheme.Name == "dateline" && v == Literal {
-						cycles = append(cycles, fmt.Sprintf("%s literal, dateline: %s", s, cycleText(c, r)))
-					}
-				}
+			r, err := MinClasses(c, v)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintln(tw, line+inum(best)+"\t")
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t\n", s, v, verdict(pa), inum(r.Classes), r.Types, r.Checked, r.Pruned)
+			if r.Classes > 0 {
+				notes = append(notes, fmt.Sprintf("%s %s: %s", s, v, r.Scheme.Doc))
+			} else {
+				notes = append(notes, fmt.Sprintf("%s %s: every hop type on a class of its own is cyclic: %s", s, v, typedCycle(c, r)))
+			}
+			if !pa.Acyclic && v == Literal {
+				cycles = append(cycles, fmt.Sprintf("%s literal, dateline: %s", s, cycleText(c, pa)))
+			}
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "\n'cycle/L': a dependency cycle of L virtual channels; min VCs: fewest VCs of an acyclic scheme ('-': none of these).")
+	fmt.Fprintln(w, "\n'cycle/L': a dependency cycle of L virtual channels; min classes '-': no assignment by hop type")
+	fmt.Fprintln(w, "is acyclic; checked: assignments whose CDG was built; pruned: partial assignments cut by a")
+	fmt.Fprintln(w, "cycle already found (merging classes never removes a cycle). The assignments found:")
+	for _, n := range notes {
+		fmt.Fprintln(w, "  "+n)
+	}
+	fmt.Fprintln(w, "Cycles under the paper's dateline VCs:")
 	for _, c := range cycles {
 		fmt.Fprintln(w, "  "+c)
 	}
 	return nil
+}
+
+func verdict(r *AuditResult) string {
+	if r.Acyclic {
+		return "ok"
+	}
+	return fmt.Sprintf("cycle/%d", r.CycleLen)
+}
+
+// typedCycle renders the cycle Audit found in r's scheme, each channel
+// with the hop type of its class (the classes of r.Scheme are single
+// types when no assignment is acyclic).
+func typedCycle(c *Cube, r *SearchResult) string {
+	a, V := r.Audit, r.Scheme.VCs
+	parts := make([]string, len(a.Cycle))
+	for i, v := range a.Cycle {
+		var names []string
+		for t, cl := range r.Class {
+			if cl == v%V {
+				names = append(names, TypeName(t, c.N))
+			}
+		}
+		ch, _, _ := strings.Cut(c.ChannelName(v, V), "/VC")
+		parts[i] = ch + " [" + strings.Join(names, ", ") + "]"
+	}
+	s := strings.Join(parts, " ")
+	if a.CycleLen > len(a.Cycle) {
+		s += fmt.Sprintf(" … (%d in all)", a.CycleLen)
+	}
+	return s
 }
 
 // reportEngine writes the pora engine's verified tables.

@@ -66,58 +66,15 @@ func ReadRoles(r io.Reader) (*Roles, error) {
 			continue
 		}
 		if out == nil {
-			if len(f) < 2 || f[0] != "roles" || f[1] != "v1" {
-				return nil, bad("expected header \"roles v1 dims=…\"")
-			}
-			out = &Roles{}
-			for _, kv := range f[2:] {
-				k, v, _ := strings.Cut(kv, "=")
-				var err error
-				switch k {
-				case "dims":
-					out.Torus, err = ParseDims(v)
-				case "method":
-					out.Method = v
-				case "t":
-					out.T, err = strconv.Atoi(v)
-				}
-				if err != nil {
-					return nil, bad("%s: %v", kv, err)
-				}
-			}
-			if out.Torus == nil {
-				return nil, bad("header has no dims=")
+			var err error
+			if out, err = rolesHeader(f, bad); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		if len(f) != 6 || f[0] != "node" {
-			return nil, bad("expected \"node INDEX (COORDS) ROLE IO DIST\"")
-		}
-		var nr NodeRole
-		var err error
-		if nr.Node, err = strconv.Atoi(f[1]); err != nil || nr.Node != len(out.Nodes) || nr.Node >= out.Torus.N() {
-			return nil, bad("node index %q, expected %d", f[1], len(out.Nodes))
-		}
-		cs := strings.Trim(f[2], "()")
-		for _, x := range strings.Split(cs, ",") {
-			v, err := strconv.Atoi(x)
-			if err != nil || v < 0 || len(nr.Coords) >= out.Torus.Dims() || v >= out.Torus.K[len(nr.Coords)] {
-				return nil, bad("coordinates %q", f[2])
-			}
-			nr.Coords = append(nr.Coords, v)
-		}
-		if len(nr.Coords) != out.Torus.Dims() || out.Torus.Index(nr.Coords) != nr.Node {
-			return nil, bad("coordinates %s do not match node %d of a %s torus", f[2], nr.Node, out.Torus)
-		}
-		nr.Role = f[3]
-		if nr.Role != "io" && nr.Role != "compute" && nr.Role != "failed" {
-			return nil, bad("role %q, expected io, compute or failed", nr.Role)
-		}
-		if nr.IO, err = strconv.Atoi(f[4]); err != nil || nr.IO < -1 || nr.IO >= out.Torus.N() {
-			return nil, bad("I/O node %q", f[4])
-		}
-		if nr.Dist, err = strconv.Atoi(f[5]); err != nil || nr.Dist < 0 {
-			return nil, bad("distance %q", f[5])
+		nr, err := out.nodeLine(f, bad)
+		if err != nil {
+			return nil, err
 		}
 		out.Nodes = append(out.Nodes, nr)
 	}
@@ -136,6 +93,69 @@ func ReadRoles(r io.Reader) (*Roles, error) {
 		}
 	}
 	return out, nil
+}
+
+// rolesHeader parses the header line "roles v1 dims=… method=… t=…";
+// bad makes an error naming the line.
+func rolesHeader(f []string, bad func(format string, args ...any) error) (*Roles, error) {
+	if len(f) < 2 || f[0] != "roles" || f[1] != "v1" {
+		return nil, bad("expected header \"roles v1 dims=…\"")
+	}
+	out := &Roles{}
+	for _, kv := range f[2:] {
+		k, v, _ := strings.Cut(kv, "=")
+		var err error
+		switch k {
+		case "dims":
+			out.Torus, err = ParseDims(v)
+		case "method":
+			out.Method = v
+		case "t":
+			out.T, err = strconv.Atoi(v)
+		}
+		if err != nil {
+			return nil, bad("%s: %v", kv, err)
+		}
+	}
+	if out.Torus == nil {
+		return nil, bad("header has no dims=")
+	}
+	return out, nil
+}
+
+// nodeLine parses "node INDEX (COORDS) ROLE IO DIST", the next node of r
+// in index order; bad makes an error naming the line.
+func (r *Roles) nodeLine(f []string, bad func(format string, args ...any) error) (NodeRole, error) {
+	var nr NodeRole
+	if len(f) != 6 || f[0] != "node" {
+		return nr, bad("expected \"node INDEX (COORDS) ROLE IO DIST\"")
+	}
+	var err error
+	if nr.Node, err = strconv.Atoi(f[1]); err != nil || nr.Node != len(r.Nodes) || nr.Node >= r.Torus.N() {
+		return nr, bad("node index %q, expected %d", f[1], len(r.Nodes))
+	}
+	cs := strings.Trim(f[2], "()")
+	for _, x := range strings.Split(cs, ",") {
+		v, err := strconv.Atoi(x)
+		if err != nil || v < 0 || len(nr.Coords) >= r.Torus.Dims() || v >= r.Torus.K[len(nr.Coords)] {
+			return nr, bad("coordinates %q", f[2])
+		}
+		nr.Coords = append(nr.Coords, v)
+	}
+	if len(nr.Coords) != r.Torus.Dims() || r.Torus.Index(nr.Coords) != nr.Node {
+		return nr, bad("coordinates %s do not match node %d of a %s torus", f[2], nr.Node, r.Torus)
+	}
+	nr.Role = f[3]
+	if nr.Role != "io" && nr.Role != "compute" && nr.Role != "failed" {
+		return nr, bad("role %q, expected io, compute or failed", nr.Role)
+	}
+	if nr.IO, err = strconv.Atoi(f[4]); err != nil || nr.IO < -1 || nr.IO >= r.Torus.N() {
+		return nr, bad("I/O node %q", f[4])
+	}
+	if nr.Dist, err = strconv.Atoi(f[5]); err != nil || nr.Dist < 0 {
+		return nr, bad("distance %q", f[5])
+	}
+	return nr, nil
 }
 
 // IONodes returns the healthy I/O nodes of a roles file.

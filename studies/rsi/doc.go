@@ -5,7 +5,8 @@
 //   - the two-level routing tables of §IV-A (Fig. 4): per node a layer-1
 //     table T1 with one entry per other node of its super node and a
 //     super-node table T2 with one entry per other super node, each entry
-//     holding every minimal output port (Build, Tables);
+//     holding every minimal output port (Build, Tables), or one port by
+//     dimension order inside super nodes (BuildWith, DimOrder);
 //   - the table-size comparison of §IV-A (47 flat entries against 15 + 2
 //     for 3 super nodes of 16 nodes) and the hop counts of two-level
 //     routing (§VI) (Tables.Sizes, Tables.Hops, FlatLFT);

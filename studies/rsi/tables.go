@@ -40,15 +40,28 @@ type Tables struct {
 	t1 [][]Entry // t1[x][i]: entry toward member i of x's super node
 	t2 [][]Entry // t2[x][t]: entry toward super node t
 
+	// Local is the routing inside a super node the entries follow.
+	Local Local
+
 	ldist [][]int32 // ldist[x][i]: hops inside the super node from x to member i, -1 unreachable
 	gdist [][]int32 // gdist[x][t]: two-level hops from x to the first node of super node t, -1 none
 }
 
 // Build computes the two-level tables of g with super nodes group (one
-// value per switch, as topo.Topology.Group; values 0..S−1, each used).
-// O(S_n·(N + C_l) + V·C) where S_n is the number of switches, N the
-// largest super node and C_l its layer-1 channels.
+// value per switch, as topo.Topology.Group; values 0..S−1, each used),
+// every entry holding every minimal port. O(S_n·(N + C_l) + V·C) where
+// S_n is the number of switches, N the largest super node and C_l its
+// layer-1 channels.
 func Build(g *fabric.Graph, group []int) (*Tables, error) {
+	return BuildWith(g, group, BuildOptions{})
+}
+
+// BuildWith computes the two-level tables with the routing inside super
+// nodes that opt selects (see BuildOptions).
+func BuildWith(g *fabric.Graph, group []int, opt BuildOptions) (*Tables, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
 	n := g.NumSwitches()
 	if len(group) != n {
 		return nil, fmt.Errorf("%w: %d group values for %d switches", ErrGroups, len(group), n)
@@ -60,7 +73,7 @@ func Build(g *fabric.Graph, group []int) (*Tables, error) {
 		}
 		S = max(S, v+1)
 	}
-	t := &Tables{G: g, Group: group, Index: make([]int, n), Members: make([][]int32, S)}
+	t := &Tables{G: g, Group: group, Index: make([]int, n), Members: make([][]int32, S), Local: opt.Local}
 	for s, v := range group {
 		t.Index[s] = len(t.Members[v])
 		t.Members[v] = append(t.Members[v], int32(s))
@@ -72,6 +85,14 @@ func Build(g *fabric.Graph, group []int) (*Tables, error) {
 	}
 	t.localDistances()
 	t.gatewayDistances()
+	if opt.Local == DimOrder {
+		d, err := newDimOrder(t, opt.Dims)
+		if err != nil {
+			return nil, err
+		}
+		d.fill()
+		return t, nil
+	}
 	t.fill()
 	return t, nil
 }
@@ -164,7 +185,7 @@ func (t *Tables) gatewayDistances() {
 	}
 }
 
-// fill computes the entries from the distances.
+// fill computes the entries from the distances: every minimal port.
 func (t *Tables) fill() {
 	g := t.G
 	n, S := g.NumSwitches(), len(t.Members)

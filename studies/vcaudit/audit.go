@@ -89,12 +89,15 @@ var ErrConfig = errors.New("vcaudit: bad configuration")
 
 // Result is the verdict.
 type Result struct {
-	Acyclic   bool
-	Cycle     *cdg.CycleError // a cycle of (channel, VC) when not acyclic
-	Vertices  int             // (channel, VC) pairs used
-	Edges     int             // dependencies
-	MaxPath   int             // longest path in hops
-	VCsWanted int             // highest VC any hop asked for, plus one
+	Acyclic bool
+	Cycle   *cdg.CycleError // a cycle of (channel, VC) when not acyclic
+	// CycleGroups counts the groups (super nodes) the cycle's channels
+	// touch: 1 for a cycle inside one group, 0 when acyclic.
+	CycleGroups int
+	Vertices    int // (channel, VC) pairs used
+	Edges       int // dependencies
+	MaxPath     int // longest path in hops
+	VCsWanted   int // highest VC any hop asked for, plus one
 	// Overflow counts hops that asked for a VC the policy lacks (without
 	// Clamp); they were put on the top VC. OverflowExample shows one.
 	Overflow        int
@@ -149,13 +152,16 @@ func (a *auditor) result() (*Result, error) {
 	res.Acyclic = cyc == nil
 	if cyc != nil {
 		e := &cdg.CycleError{}
+		groups := map[int]bool{}
 		for _, v := range cyc {
 			c, vc := v/int32(V), v%int32(V)
+			groups[a.group[a.g.Tail[c]]], groups[a.group[a.g.Head[c]]] = true, true
 			e.Channels = append(e.Channels, c)
 			e.VLs = append(e.VLs, uint8(vc))
 			e.Names = append(e.Names, fmt.Sprintf("VC%d %s %s", vc, a.class(c), a.g.ChannelName(c)))
 		}
 		res.Cycle = e
+		res.CycleGroups = len(groups)
 	}
 	return res, nil
 }

@@ -133,14 +133,7 @@ func (a *auditor) minimal(buf []int32, x, d int32) []int32 {
 	if t := a.cfg.Tables; t != nil {
 		return append(buf, t.Lookup(x, d)...)
 	}
-	g := a.g
-	dx := a.dist[d][x]
-	for c := g.Off[x]; c < g.Off[x+1]; c++ {
-		if a.dist[d][g.Head[c]] == dx-1 {
-			buf = append(buf, c)
-		}
-	}
-	return buf
+	return a.downhill(buf, x, a.dist[d])
 }
 
 // towardGroup appends the choices at x that bring it minimally into t.
@@ -148,10 +141,16 @@ func (a *auditor) towardGroup(buf []int32, x int32, t int) []int32 {
 	if tb := a.cfg.Tables; tb != nil {
 		return append(buf, tb.T2(x, t)...)
 	}
+	return a.downhill(buf, x, a.gdist[t])
+}
+
+// downhill appends the channels at x whose head is one hop closer under
+// the distances row.
+func (a *auditor) downhill(buf []int32, x int32, row []int32) []int32 {
 	g := a.g
-	dx := a.gdist[t][x]
+	dx := row[x]
 	for c := g.Off[x]; c < g.Off[x+1]; c++ {
-		if a.gdist[t][g.Head[c]] == dx-1 {
+		if row[g.Head[c]] == dx-1 {
 			buf = append(buf, c)
 		}
 	}

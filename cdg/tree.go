@@ -1,0 +1,156 @@
+package cdg
+
+import (
+	"math/bits"
+
+	"github.com/nuesm/nuesm/lft"
+)
+
+// destTree is what tree needs of one destination.
+type destTree struct {
+	d    int
+	col  []int32 // per switch: the channel it forwards d on, -1: none
+	sl   []uint8 // per switch: the SL of its sources (nil: the SL table's)
+	dsw  int32
+	dvl  uint32 // the VL of d's SL when it depends on d alone
+	pair bool   // per-pair SLs: push asks sourceVLs
+}
+
+// tree checks every source against destination LID d when every port maps
+// SLs by Default, from col, the channel each switch forwards d on (-1:
+// none), and sl as dest takes it. The next hops towards d form a forest:
+// settle follows them from every switch once, and push marks the paths'
+// dependencies from every delivered source, each (switch, VL) once. It
+// returns false, having counted nothing, when some source's packets are
+// not delivered: dest then finds and reports why (the dependencies set
+// are those of delivered sources, which dest sets too).
+func (w *walker) tree(d int, col []int32, sl []uint8) bool {
+	v, g := w.v, w.v.g
+	dsw, dport, term := lft.Target(g, d)
+	if dsw < 0 || v.r.Port(dsw, d) != dport {
+		return false
+	}
+	t := destTree{d: d, col: col, sl: sl, dsw: dsw, pair: len(v.r.SL.Pair) > 0}
+	t.dvl = 1 << v.r.SL2VL.Default[v.r.SL.Of(-1, 0, d)&0xF]
+	cdsw := v.comp[dsw]
+	found, mask := w.settle(&t)
+	clear(w.vls) // zero between destinations, as dest expects too
+	if found != v.compNeed[cdsw]-int32(v.need[dsw]) {
+		return false // a source switch of the component is not delivered
+	}
+	// dsw's sources as dest counts them: a port is not a source of its
+	// own LID, and a switch not of its own.
+	n, self := int64(v.nsrc[dsw]), v.opt.SwitchSources || v.opt.SwitchDelivery
+	if term >= 0 {
+		n--
+	} else {
+		self = false
+	}
+	if self {
+		n++
+	}
+	if n > 0 {
+		mask |= w.sourceVLs(dsw, d, term, self && v.opt.SwitchSources, sl)
+	}
+	pairs := v.compN[cdsw] - v.base[dsw] + n
+	w.pairs += pairs
+	w.deliv += pairs
+	w.unconn += v.totalN - v.compN[cdsw]
+	w.vlMask |= mask
+	return true
+}
+
+// settle follows the next hops from every switch until a switch settled
+// before, settles the switches on the way alike, and pushes the VLs of
+// every switch settled as delivered. It returns how many of those but dsw
+// have sources (verifier.need) and the VLs they use.
+func (w *walker) settle(t *destTree) (found int32, mask uint32) {
+	head, st, need, col := w.v.g.Head, w.st, w.v.need, t.col
+	w.tstamp++
+	if w.tstamp >= 1<<30 {
+		clear(st)
+		w.tstamp = 1
+	}
+	stamp := w.tstamp << 2
+	ok := stamp | stOK
+	st[t.dsw] = ok
+	for u, c := range col {
+		if st[u] == ok || c < 0 {
+			continue
+		}
+		if h := head[c]; st[h] == ok { // the common case: the next hop is settled
+			st[u] = ok
+			found += int32(need[u])
+			mask |= w.push(t, int32(u))
+			continue
+		}
+		path := w.path[:0]
+		res := stBad
+		for x := int32(u); ; {
+			if s := st[x]; s&^3 == stamp {
+				if s&3 == stOK {
+					res = stOK
+				}
+				break
+			}
+			st[x] = stamp | stVisiting
+			path = append(path, x)
+			c := col[x]
+			if c < 0 {
+				break
+			}
+			x = head[c]
+		}
+		for _, x := range path {
+			st[x] = stamp | res
+		}
+		if res == stOK {
+			for _, x := range path {
+				found += int32(need[x])
+				mask |= w.push(t, x)
+			}
+		}
+		w.path = path
+	}
+	return found, mask
+}
+
+// push marks the dependencies of the paths from switch u's sources, which
+// are delivered: along the next hops, a dependency per VL for every two
+// consecutive hops, until every VL has passed that way before (vls). It
+// returns the VLs of u's sources.
+func (w *walker) push(t *destTree, u int32) uint32 {
+	v := w.v
+	var own uint32
+	switch {
+	case v.srcAll[u] == 0:
+		return 0
+	case t.pair:
+		own = w.sourceVLs(u, t.d, -1, v.opt.SwitchSources, nil)
+	case t.sl != nil:
+		own = 1 << v.r.SL2VL.Default[t.sl[u]&0xF]
+	case v.r.SL.BySrc != nil:
+		own = 1 << v.r.SL2VL.Default[v.r.SL.Of(u, 0, t.d)&0xF]
+	default:
+		own = t.dvl
+	}
+	head, off, tbase, vls, col := v.g.Head, v.g.Off, v.tbase, w.vls, t.col
+	V := int64(v.V)
+	for x, m := u, own; x != t.dsw; {
+		if m &^= vls[x]; m == 0 {
+			break
+		}
+		vls[x] |= m
+		c := col[x]
+		h := head[c]
+		if h == t.dsw {
+			break
+		}
+		base := (tbase[c] + int64(col[h]-off[h])) * V
+		for b := m; b != 0; b &= b - 1 {
+			setBit(v.edges, base+int64(bits.TrailingZeros32(b)))
+		}
+		x = h
+	}
+	return own
+}
