@@ -34,8 +34,11 @@ type dfSetup struct {
 	loads     map[flitsim.Pattern][]float64
 	warmup    int64
 	measure   int64
-	workers   int
-	progress  io.Writer // one line per finished run (nil: none)
+	// sourceQueue bounds each host's queue (packets): past saturation
+	// every run holds up to sourceQueue × hosts packets.
+	sourceQueue int
+	workers     int
+	progress    io.Writer // one line per finished run (nil: none)
 }
 
 // dfRouting is one routing of the study: the paper's name and flitsim's
@@ -58,7 +61,7 @@ func fullDragonfly() dfSetup {
 			flitsim.Uniform:   {0.1, 0.3, 0.5, 0.7, 0.9},
 			flitsim.NextGroup: {0.005, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5},
 		},
-		warmup: 1000, measure: 750, progress: os.Stderr}
+		warmup: 1000, measure: 750, sourceQueue: 64, progress: os.Stderr}
 }
 
 func quickDragonfly() dfSetup {
@@ -147,7 +150,7 @@ func (s dfSetup) simulate(ctx context.Context, nets []*flitsim.Network, groups [
 	err := parallel.For(ctx, len(pts), s.workers, func(_, i int) error {
 		pt := &pts[i]
 		tr := flitsim.Traffic{Pattern: pt.pattern, Load: pt.load, Groups: groups}
-		res, err := nets[pt.routing].Run(ctx, tr, flitsim.RunOptions{Seed: 1, Warmup: s.warmup, Measure: s.measure})
+		res, err := nets[pt.routing].Run(ctx, tr, flitsim.RunOptions{Seed: 1, Warmup: s.warmup, Measure: s.measure, SourceQueue: s.sourceQueue})
 		if err != nil {
 			return fmt.Errorf("%s %s load %g: %w", s.routings[pt.routing].name, pt.pattern, pt.load, err)
 		}
