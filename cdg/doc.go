@@ -21,4 +21,13 @@
 // source switch by source switch, which also finds why packets are lost.
 // Cycle search is iterative (no recursion), so CDGs of millions of edges
 // are fine.
+//
+// VerifyState also keeps a State: per dependency the number of
+// destinations whose paths have it, and a topological order of the CDG.
+// State.Verify then checks a routing that differs in a few destinations
+// (a repair after a failed cable or switch) by walking only those, in the
+// old tables and the new, and inserting the dependencies it gains into
+// the order (Pearce and Kelly), with the report a full Verify gives.
+// State.RepairBase hands a repair the CDG of the destinations a failure
+// left intact.
 package cdg

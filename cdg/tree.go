@@ -38,9 +38,21 @@ func (w *walker) tree(d int, col []int32, sl []uint8) bool {
 	if found != v.compNeed[cdsw]-int32(v.need[dsw]) {
 		return false // a source switch of the component is not delivered
 	}
-	// dsw's sources as dest counts them: a port is not a source of its
-	// own LID, and a switch not of its own.
-	n, self := int64(v.nsrc[dsw]), v.opt.SwitchSources || v.opt.SwitchDelivery
+	n, self := v.ownSources(dsw, term)
+	if n > 0 {
+		mask |= w.sourceVLs(dsw, d, term, self && v.opt.SwitchSources, sl)
+	}
+	w.delivered(dsw, n)
+	w.vlMask |= mask
+	return true
+}
+
+// ownSources returns the sources on dsw, the switch of a destination
+// (terminal term, -1 for the switch's own LID), as dest counts them (a
+// port is not a source of its own LID, a switch not of its own), and
+// whether dsw's own port is one of them.
+func (v *verifier) ownSources(dsw, term int32) (n int64, self bool) {
+	n, self = int64(v.nsrc[dsw]), v.opt.SwitchSources || v.opt.SwitchDelivery
 	if term >= 0 {
 		n--
 	} else {
@@ -49,15 +61,17 @@ func (w *walker) tree(d int, col []int32, sl []uint8) bool {
 	if self {
 		n++
 	}
-	if n > 0 {
-		mask |= w.sourceVLs(dsw, d, term, self && v.opt.SwitchSources, sl)
-	}
+	return n, self
+}
+
+// delivered counts every source of dsw's component as delivered to a
+// destination on dsw, n of them on dsw itself (ownSources).
+func (w *walker) delivered(dsw int32, n int64) {
+	v, cdsw := w.v, w.v.comp[dsw]
 	pairs := v.compN[cdsw] - v.base[dsw] + n
 	w.pairs += pairs
 	w.deliv += pairs
 	w.unconn += v.totalN - v.compN[cdsw]
-	w.vlMask |= mask
-	return true
 }
 
 // settle follows the next hops from every switch until a switch settled
@@ -148,7 +162,7 @@ func (w *walker) push(t *destTree, u int32) uint32 {
 		}
 		base := (tbase[c] + int64(col[h]-off[h])) * V
 		for b := m; b != 0; b &= b - 1 {
-			setBit(v.edges, base+int64(bits.TrailingZeros32(b)))
+			w.set(base + int64(bits.TrailingZeros32(b)))
 		}
 		x = h
 	}

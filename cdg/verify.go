@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/internal/parallel"
@@ -146,16 +147,25 @@ func (r *Report) String() string {
 // holds (an SL beyond 15, an SL in use mapped to a VL beyond 15, SL or
 // SL2VL tables of the wrong size).
 func Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, error) {
+	v, err := prepare(g, r, opt)
+	if err != nil {
+		return nil, err
+	}
+	v.run()
+	rep := v.report()
+	return rep, rep.Err()
+}
+
+// prepare checks r's shape and tables against g (Verify's errors with a
+// nil report) and returns a verifier for them.
+func prepare(g *fabric.Graph, r *lft.Routing, opt Options) (*verifier, error) {
 	if err := r.CheckShape(g); err != nil {
 		return nil, err
 	}
 	if err := checkTables(g, r); err != nil {
 		return nil, err
 	}
-	v := newVerifier(g, r, opt)
-	v.run()
-	rep := v.report()
-	return rep, rep.Err()
+	return newVerifier(g, r, opt), nil
 }
 
 // verifier holds what the per-destination walks share (read-only) and the
@@ -170,7 +180,15 @@ type verifier struct {
 	cross bool    // SL2VL may change the VL along a path
 	tbase []int64 // channel -> first turn id
 	edges []uint64
-	dests int // destination LIDs
+	// counting, when a State is kept, has every walker count per
+	// dependency bit the destinations whose paths set it (wcnt, one
+	// array per walker); noState says a destination took the pair walk,
+	// which may set a bit more than once (no State then).
+	counting bool
+	wcnt     [][]uint16
+	dmask    []uint32 // per LID, when a State is kept: the VLs of its paths
+	noState  atomic.Bool
+	dests    int // destination LIDs
 	// srcCols: per-source-switch SLs read a block at a time (see walker.block)
 	srcCols bool
 	// Per switch, as the walks of a destination on another switch count its
@@ -323,6 +341,13 @@ func (v *verifier) run() {
 }
 
 func (v *verifier) report() *Report {
+	rep := v.reportPairs()
+	v.reportCDG(rep)
+	return rep
+}
+
+// reportPairs reports all but the CDG.
+func (v *verifier) reportPairs() *Report {
 	g := v.g
 	rep := &Report{
 		Destinations: v.dests, Pairs: v.pairs, Delivered: v.deliv, Unconnected: v.unconn,
@@ -347,11 +372,17 @@ func (v *verifier) report() *Report {
 	for i := 0; i < len(v.examples) && i < v.opt.MaxExamples; i++ {
 		rep.Examples = append(rep.Examples, v.examples[i].f)
 	}
+	return rep
+}
+
+// reportCDG fills the CDG's counts and cycle into rep from the
+// dependency bitset and returns the CDG.
+func (v *verifier) reportCDG(rep *Report) *CSR {
 	csr := v.csr(rep)
 	if cyc := FindCycle(csr); cyc != nil {
-		rep.Cycle = newCycleError(g, cyc, v.V)
+		rep.Cycle = newCycleError(v.g, cyc, v.V)
 	}
-	return rep
+	return csr
 }
 
 // csr turns the dependency bitset into a graph over virtual channels and

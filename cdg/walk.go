@@ -30,6 +30,12 @@ type walker struct {
 	// chStamp is per virtual channel: (dest stamp, SL) already walked
 	// onward (dest; allocated when first needed).
 	chStamp []uint32
+	// own and touched collect one destination's dependency bits (nil own:
+	// bits go to the verifier).
+	own     []uint64
+	touched []int64
+	paired  bool     // dest walked a destination pair by pair
+	cnt     []uint16 // per dependency bit, when a State is kept: this walker's destinations setting it
 
 	pairs, deliv, unconn, loops, dead int64
 	vlMask                            uint32
@@ -51,6 +57,9 @@ func newWalker(v *verifier) *walker {
 	}
 	if v.srcCols {
 		w.sb = make([]uint8, block*S)
+	}
+	if v.counting {
+		w.cnt = make([]uint16, len(v.edges)*64)
 	}
 	return w
 }
@@ -79,9 +88,28 @@ func (w *walker) block(b int) {
 		if w.sb != nil {
 			sl = w.sb[j*S : (j+1)*S]
 		}
-		if w.cb == nil || !w.tree(d, w.cb[j*S:(j+1)*S], sl) {
-			w.dest(d)
+		var col []int32
+		if w.cb != nil {
+			col = w.cb[j*S : (j+1)*S]
 		}
+		if v.dmask == nil {
+			w.check(d, col, sl)
+			continue
+		}
+		m0 := w.vlMask
+		w.vlMask = 0
+		w.check(d, col, sl)
+		v.dmask[d] = w.vlMask
+		w.vlMask |= m0
+	}
+}
+
+// check checks every source against destination LID d: by its tree of
+// next hops when col holds them (nil: per-port SL2VL tables), else, or
+// when some source is not delivered, pair by pair.
+func (w *walker) check(d int, col []int32, sl []uint8) {
+	if col == nil || !w.tree(d, col, sl) {
+		w.dest(d)
 	}
 }
 
@@ -111,6 +139,7 @@ func transposeHops(cb []int32, S int, x int32, pcs []int32, row []uint8) {
 // for their dependencies (edges).
 func (w *walker) dest(d int) {
 	v, g := w.v, w.v.g
+	w.paired = true
 	if w.chStamp == nil {
 		w.chStamp = make([]uint32, g.NumChannels()*v.V)
 	}
@@ -252,7 +281,27 @@ func (w *walker) setEdge(c1 int32, vl1 uint8, c2 int32, vl2 uint8) {
 	} else {
 		bit = turn*int64(v.V) + int64(vl2)
 	}
-	setBit(v.edges, bit)
+	w.set(bit)
+}
+
+// set records dependency bit for the current destination: in the
+// walker's own bitset when it collects one destination's dependencies
+// (an incremental verification), else in the verifier's bitset and, when
+// it keeps a State, the walker's counts (a destination sets each bit at
+// most once along its tree).
+func (w *walker) set(bit int64) {
+	if w.own != nil {
+		word, mask := &w.own[bit>>6], uint64(1)<<(bit&63)
+		if *word&mask == 0 {
+			*word |= mask
+			w.touched = append(w.touched, bit)
+		}
+		return
+	}
+	if w.cnt != nil {
+		w.cnt[bit]++
+	}
+	setBit(w.v.edges, bit)
 }
 
 // setBit sets a dependency bit; walkers of other destinations set bits
@@ -303,4 +352,10 @@ func (w *walker) flush() {
 	v.dead += w.dead
 	v.vlMask |= w.vlMask
 	v.examples = append(v.examples, w.examples...)
+	if w.paired {
+		v.noState.Store(true)
+	}
+	if w.cnt != nil {
+		v.wcnt = append(v.wcnt, w.cnt)
+	}
 }

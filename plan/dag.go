@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"sort"
+
+	"github.com/nuesm/nuesm/cdg"
 )
 
 // dag is a channel dependency graph over an edge space that stays
@@ -198,35 +200,9 @@ func (d *dag) insert(e int64) bool {
 			}
 		})
 	}
-	d.reorder()
+	d.pool = cdg.ReorderPK(d.ord, d.fwd, d.bwd, d.pool)
 	d.cnt[e] = 1
 	return true
-}
-
-// reorder gives the backward set, then the forward set, the positions
-// they held, each keeping its relative order: after it, the order is
-// topological again with the new edge.
-func (d *dag) reorder() {
-	byOrd := func(s []int32) { sort.Slice(s, func(i, j int) bool { return d.ord[s[i]] < d.ord[s[j]] }) }
-	byOrd(d.fwd)
-	byOrd(d.bwd)
-	d.pool = d.pool[:0]
-	for _, v := range d.bwd {
-		d.pool = append(d.pool, d.ord[v])
-	}
-	for _, v := range d.fwd {
-		d.pool = append(d.pool, d.ord[v])
-	}
-	sort.Slice(d.pool, func(i, j int) bool { return d.pool[i] < d.pool[j] })
-	i := 0
-	for _, v := range d.bwd {
-		d.ord[v] = d.pool[i]
-		i++
-	}
-	for _, v := range d.fwd {
-		d.ord[v] = d.pool[i]
-		i++
-	}
 }
 
 // remove drops one occurrence of edge e.

@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -77,8 +79,12 @@ func index(g *fabric.Graph, old *lft.Routing, p *Plan) *schedule {
 			start = k
 		}
 	}
-	for key, pk := range x.open {
-		x.bad("step %d: LID %d from switch %d paused and never resumed", pk, key[0], key[1])
+	// In key order: only the first 20 problems are kept, so map order would
+	// make the report differ between runs.
+	for _, key := range slices.SortedFunc(maps.Keys(x.open), func(a, b [2]int32) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}) {
+		x.bad("step %d: LID %d from switch %d paused and never resumed", x.open[key], key[0], key[1])
 	}
 	if start <= sc.K {
 		sc.epochs = append(sc.epochs, window{start, sc.K})

@@ -92,7 +92,9 @@ func (b Best) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 		if err != nil {
 			return nil, err
 		}
-		r, a := try(ctx, g, e, opt)
+		inner := opt
+		inner.KeepState = false // the chain verifies the best one again
+		r, _, a := try(ctx, g, e, inner)
 		if a.Err != nil {
 			errs = append(errs, a.Err)
 			continue

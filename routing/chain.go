@@ -28,6 +28,9 @@ type Result struct {
 	Routing  *lft.Routing
 	Report   *cdg.Report
 	Attempts []Attempt
+	// State is the verifier's State of Routing with Options.KeepState
+	// (nil without it, or when the routing allows none: cdg.VerifyState).
+	State *cdg.State
 }
 
 // ErrChainFailed is wrapped when no engine of a chain produced safe tables.
@@ -64,6 +67,16 @@ func Verify(g *fabric.Graph, r *lft.Routing, e Engine, opt Options) (*cdg.Report
 	return cdg.Verify(g, r, VerifyOptions(e, opt))
 }
 
+// VerifyState is Verify that also keeps the verifier's State
+// (cdg.VerifyState), when st is nil, or verifies against st, the State
+// of the tables r repairs (cdg.State.Verify): the same report either way.
+func VerifyState(g *fabric.Graph, r *lft.Routing, e Engine, opt Options, st *cdg.State) (*cdg.Report, *cdg.State, error) {
+	if st == nil {
+		return cdg.VerifyState(g, r, VerifyOptions(e, opt))
+	}
+	return st.Verify(g, r, VerifyOptions(e, opt))
+}
+
 // RouteChain tries the engines in order and returns the first routing
 // that Verify accepts. An engine error or a routing that fails
 // verification moves on to the next engine. The Result is never nil: it
@@ -93,10 +106,10 @@ func routeChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		r, a := try(ctx, g, e, opt)
+		r, st, a := try(ctx, g, e, opt)
 		res.Attempts = append(res.Attempts, a)
 		if a.Err == nil || (unverified && r != nil) {
-			res.Routing, res.Report = r, a.Report
+			res.Routing, res.Report, res.State = r, a.Report, st
 			return res, nil
 		}
 		errs = append(errs, a.Err)
@@ -117,7 +130,7 @@ func phase(opt Options, name string) {
 // try runs one engine and verifies its tables. The routing is returned
 // whenever the engine produced one; the attempt's Err says whether it
 // failed verification.
-func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Routing, Attempt) {
+func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Routing, *cdg.State, Attempt) {
 	a := Attempt{Engine: e.Name()}
 	phase(opt, "routing "+e.Name())
 	t0 := time.Now()
@@ -125,14 +138,19 @@ func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Rout
 	a.Route = time.Since(t0)
 	if err != nil {
 		a.Err = err
-		return nil, a
+		return nil, nil, a
 	}
 	if r.Engine == "" {
 		r.Engine = e.Name()
 	}
 	phase(opt, "verifying "+e.Name())
 	t0 = time.Now()
-	a.Report, err = Verify(g, r, e, opt)
+	var st *cdg.State
+	if opt.KeepState {
+		a.Report, st, err = VerifyState(g, r, e, opt, nil)
+	} else {
+		a.Report, err = Verify(g, r, e, opt)
+	}
 	a.Verify = time.Since(t0)
 	switch {
 	case err == nil:
@@ -141,5 +159,5 @@ func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Rout
 	default:
 		a.Err = fmt.Errorf("%s: tables fail verification: %w", e.Name(), err)
 	}
-	return r, a
+	return r, st, a
 }

@@ -77,3 +77,23 @@ func TestRouteChainVerifies(t *testing.T) {
 		t.Fatalf("99 VLs: %v, %v", res, err)
 	}
 }
+
+// TestRouteChainKeepsState: with KeepState the accepted routing comes
+// with the verifier's State (the same report as without), from which
+// the same tables verify again walking no destination.
+func TestRouteChainKeepsState(t *testing.T) {
+	tp, err := topo.FatTree(4, 2, 0)
+	g := blTopo(t)(tp, err)
+	plain, err := RouteChain(context.Background(), g, []Engine{brokenEngine{}, UpDn{}}, Options{})
+	if err != nil || plain.State != nil {
+		t.Fatalf("without KeepState: %v, State %v", err, plain.State != nil)
+	}
+	res, err := RouteChain(context.Background(), g, []Engine{brokenEngine{}, UpDn{}}, Options{KeepState: true})
+	if err != nil || res.State == nil || res.Report.String() != plain.Report.String() {
+		t.Fatalf("with KeepState: %v, State %v, report\n%s\nexpected\n%s", err, res.State != nil, res.Report, plain.Report)
+	}
+	rep, next, err := VerifyState(g, res.Routing, UpDn{}, Options{}, res.State)
+	if err != nil || next == nil || next.Walked() != 0 || rep.String() != res.Report.String() {
+		t.Fatalf("the same tables against their State: %v, State kept %v", err, next != nil)
+	}
+}

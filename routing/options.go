@@ -43,6 +43,11 @@ type Options struct {
 	// when balancing. The sar-* engines set it; without it engines ignore
 	// Jobs.
 	SAR bool
+	// KeepState makes RouteChain keep the verifier's State of the
+	// accepted routing (Result.State), from which a repair of it is
+	// verified incrementally (cdg.State.Verify); the verification counts
+	// dependencies per destination, which costs more than Verify alone.
+	KeepState bool
 }
 
 // Job is one running job: the terminals (indices into fabric.Graph.Terms)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
 )
@@ -21,6 +22,9 @@ type RepairStats struct {
 	// Improved counts the entries of Changed moved onto cables that came
 	// back (RepairOptions.Before), where they shorten paths.
 	Improved int
+	// Walked counts the destinations whose trees the repair walked: every
+	// one, or with RepairOptions.State only those the change broke.
+	Walked int
 	// SLs counts (source switch, destination) SLs changed: with SLs
 	// chosen per source, a repaired path may move to another VL.
 	SLs int
@@ -62,7 +66,9 @@ type RepairStats struct {
 // walks each destination's tree once and collects the CDG (parallel over
 // blocks); a topological sort per VL; then, per broken destination,
 // O(switches) plus the Pearce–Kelly insertions of its new dependencies.
-// Deterministic: the same fabric and tables give the same result.
+// With RepairOptions.State the pass over every entry becomes a comparison
+// of the tables with the State's and walks of the broken destinations
+// only. Deterministic: the same fabric and tables give the same result.
 func Repair(ctx context.Context, g *fabric.Graph, old *lft.Routing) (*lft.Routing, RepairStats, error) {
 	return RepairWith(ctx, g, old, RepairOptions{})
 }
@@ -75,6 +81,12 @@ type RepairOptions struct {
 	// shorten, where the CDG allows (see improve); without it a returned
 	// cable carries nothing until the next full routing.
 	Before *fabric.Graph
+	// State is the verifier's State of old (routing.VerifyState, the
+	// daemon's last verification). When old's tables are the State's and g
+	// its fabric less some cables and switches, the repair takes the CDG
+	// of the destinations the change did not break from it and walks only
+	// the broken ones (cdg.State.RepairBase): the same tables as without.
+	State *cdg.State
 }
 
 // RepairWith is Repair with options.
@@ -101,10 +113,11 @@ func RepairWith(ctx context.Context, g *fabric.Graph, old *lft.Routing, opt Repa
 		rv = revived(g, opt.Before)
 	}
 	rp := newRepairer(g, r, maxVL+1, fresh, rv)
-	turns, dests, err := rp.scan(ctx)
+	turns, dests, walked, err := rp.scanFrom(ctx, opt)
 	if err != nil {
 		return nil, st, err
 	}
+	st.Walked = walked
 	var chans []int32
 	if opt.Before != nil {
 		chans = newChannels(g, opt.Before)

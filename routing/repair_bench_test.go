@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
@@ -72,7 +73,11 @@ func k18Bench(b *testing.B, engine string, links, switches int) *repairBench {
 // from before the failure, for five cable and two switch failures; then
 // the verifier on a repaired routing, and the repair when the cable comes
 // back (RepairWith, Before); then the same for DFSSSP (full routing, three
-// cable failures). Metrics: CPU time per op, entries changed, entries
+// cable failures). The rows verify-state (the full verification that
+// keeps a cdg.State, as the daemon verifies a full routing),
+// verify-incremental (cdg.State.Verify of the repair), repair-state
+// (RepairWith from the State) and repair+verify (both, as the daemon
+// runs them after every failure) time the daemon's path. Metrics: CPU time per op, entries changed, entries
 // that used the failed cable or switch (minimal change: changed <= 5x
 // used), mean switch hops of the terminal paths. bench/repair/run.sh
 // turns the output into bench/repair/RESULTS.md. It takes minutes: run it
@@ -96,6 +101,85 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		b.StopTimer()
 		reportCPU(b, cpu)
 	})
+	// The daemon keeps the State of the published routing (verified in
+	// full, with counts: verify-state) and verifies a repair against it.
+	vopt := routing.VerifyOptions(fx.e, routing.Options{MaxVLs: fx.vls})
+	var st0 *cdg.State
+	state0 := func(b *testing.B) { // verify-state may not have run
+		if st0 == nil {
+			if _, st0, _ = cdg.VerifyState(fx.g0, fx.old, vopt); st0 == nil {
+				b.Fatal("no State of the routing before the failure")
+			}
+		}
+	}
+	b.Run("verify-state/intact", func(b *testing.B) {
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			var err error
+			if _, st0, err = cdg.VerifyState(fx.g0, fx.old, vopt); err != nil || st0 == nil {
+				b.Fatalf("no State: %v", err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+	})
+	b.Run("verify-incremental/"+fx.names[0], func(b *testing.B) {
+		state0(b)
+		var st *cdg.State
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			var err error
+			if _, st, err = st0.Verify(c0.g1, repaired[0], vopt); err != nil || st == nil {
+				b.Fatalf("no State: %v", err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+		b.ReportMetric(float64(st.Walked()), "dests-walked")
+	})
+	b.Run("repair-state/"+fx.names[0], func(b *testing.B) {
+		state0(b)
+		var st routing.RepairStats
+		cpu := cpuTime()
+		for i := 0; i < b.N; i++ {
+			var r *lft.Routing
+			var err error
+			if r, st, err = routing.RepairWith(ctx, c0.g1, c0.old, routing.RepairOptions{State: st0}); err != nil || !lft.Equal(r, repaired[0]) {
+				b.Fatalf("repair from the State: %v, or other tables than without", err)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, cpu)
+		b.ReportMetric(float64(st.Walked), "dests-walked")
+	})
+	// The daemon's path after a failure: repair from the State, then
+	// verify against it.
+	for k := range fx.cases {
+		b.Run("repair+verify/"+fx.names[k], func(b *testing.B) {
+			state0(b)
+			rc := fx.cases[k]
+			var r *lft.Routing
+			var rst routing.RepairStats
+			var vst *cdg.State
+			cpu := cpuTime()
+			for i := 0; i < b.N; i++ {
+				var err error
+				if r, rst, err = routing.RepairWith(ctx, rc.g1, rc.old, routing.RepairOptions{State: st0}); err != nil {
+					b.Fatal(err)
+				}
+				if _, vst, err = st0.Verify(rc.g1, r, vopt); err != nil || vst == nil {
+					b.Fatalf("no State: %v", err)
+				}
+			}
+			b.StopTimer()
+			reportCPU(b, cpu)
+			if !lft.Equal(r, repaired[k]) {
+				b.Fatal("the repair from the State differs from the repair without")
+			}
+			b.ReportMetric(float64(rst.Walked), "repair-dests-walked")
+			b.ReportMetric(float64(vst.Walked()), "verify-dests-walked")
+		})
+	}
 	b.Run("back/"+fx.names[0], func(b *testing.B) {
 		var r *lft.Routing
 		var st routing.RepairStats

@@ -2,7 +2,9 @@ package routing
 
 import (
 	"context"
+	"slices"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/internal/parallel"
 )
 
@@ -103,6 +105,80 @@ func (rp *repairer) scan(ctx context.Context) ([][]uint64, []brokenDest, error) 
 	return turns, dests, nil
 }
 
+// scanFrom returns what scan does, from the verifier's State when it
+// applies (opt.State, no returned cables: see scanState), and the number
+// of destinations walked.
+func (rp *repairer) scanFrom(ctx context.Context, opt RepairOptions) ([][]uint64, []brokenDest, int, error) {
+	if opt.State != nil && opt.Before == nil {
+		if turns, dests, n, ok := rp.scanState(opt.State); ok {
+			return turns, dests, n, nil
+		}
+	}
+	turns, dests, err := rp.scan(ctx)
+	n := 0
+	for d := 1; d <= rp.g.MaxLID(); d++ {
+		if sw, term := rp.g.Owner(d); sw >= 0 || term >= 0 {
+			n++
+		}
+	}
+	return turns, dests, n, err
+}
+
+// scanState is scan from st, the verifier's State of the tables under
+// repair: st gives the CDG of the destinations whose paths the change
+// left intact and names the others; only those are walked, as scan walks
+// them. The CDG is the same as scan's (the turns of each intact
+// destination are its turns in the fabric st was made for), so is the
+// repair.
+func (rp *repairer) scanState(st *cdg.State) ([][]uint64, []brokenDest, int, bool) {
+	g, r := rp.g, rp.r
+	if slices.Contains(rp.fresh, true) {
+		return nil, nil, 0, false
+	}
+	lids, turns, ok := st.RepairBase(g, r)
+	if !ok || len(turns) != rp.vls {
+		return nil, nil, 0, false
+	}
+	S := g.NumSwitches()
+	tree := rp.newDestTree()
+	tree.turns, tree.tbase = turns, rp.ts.tbase
+	tb := make([]uint8, scanBlock*S)
+	var sb []uint8
+	if r.SL.BySrc != nil {
+		sb = make([]uint8, scanBlock*S)
+	}
+	var dests []brokenDest
+	for i := 0; i < len(lids); i += scanBlock {
+		chunk := lids[i:min(i+scanBlock, len(lids))]
+		gather(tb, S, chunk, r.Row)
+		if sb != nil {
+			gather(sb, S, chunk, r.SL.SrcRow)
+		}
+		for j, d := range chunk {
+			col := tb[j*S : (j+1)*S]
+			if !tree.load(d, col) {
+				continue
+			}
+			var src []uint8
+			if sb != nil {
+				src = sb[j*S : (j+1)*S]
+				tree.ownPerSource(src, &r.SL2VL.Default)
+			} else {
+				tree.ownPerDest(r.SL2VL.Default[r.SL.ByDest[d]&0xF])
+			}
+			tree.spread()
+			if tree.breaks > 0 {
+				bd := brokenDest{d: d, col: slices.Clone(col), breaks: tree.breaks}
+				if src != nil {
+					bd.src = slices.Clone(src)
+				}
+				dests = append(dests, bd)
+			}
+		}
+	}
+	return turns, dests, len(lids), true
+}
+
 func (rp *repairer) newScanWorker() *scanWorker {
 	S := rp.g.NumSwitches()
 	wk := &scanWorker{tb: make([]uint8, scanBlock*S), tree: rp.newDestTree()}
@@ -116,6 +192,17 @@ func (rp *repairer) newScanWorker() *scanWorker {
 	}
 	wk.tree.turns, wk.tree.tbase = wk.turns, rp.ts.tbase
 	return wk
+}
+
+// gather writes the columns of the LIDs lids into tb, one per LID:
+// tb[j*S+x] = row(x)[lids[j]], each switch's row read once.
+func gather(tb []uint8, S int, lids []int, row func(int32) []uint8) {
+	for x := range int32(S) {
+		rx := row(x)
+		for j, d := range lids {
+			tb[j*S+int(x)] = rx[d]
+		}
+	}
 }
 
 // transpose writes switch x's slice of a block of LIDs into the block's

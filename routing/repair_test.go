@@ -150,14 +150,21 @@ func changed(g0, g1 *fabric.Graph, old, r *lft.Routing) int {
 // ErrNoRepair, or tables that pass the verifier the daemon uses, change
 // at most 5× the entries that used the failed cables (none when none
 // did), report the change they made, and come out the same twice.
-func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int) (routing.RepairStats, error) {
+//
+// The second repair starts from vst, the verifier's State of rc.old (nil:
+// none), and must give the same tables walking fewer destinations where
+// it applies; fromState says whether it did.
+func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int, vst *cdg.State) (st routing.RepairStats, fromState bool, err error) {
 	t.Helper()
 	r, st, err := routing.Repair(context.Background(), rc.g1, rc.old)
 	if err != nil {
 		if !errors.Is(err, routing.ErrNoRepair) {
 			t.Fatalf("%s: %v", rc.what, err)
 		}
-		return st, err
+		if _, _, err2 := routing.RepairWith(context.Background(), rc.g1, rc.old, routing.RepairOptions{State: vst}); !errors.Is(err2, routing.ErrNoRepair) {
+			t.Errorf("%s: from the State: %v, without: %v", rc.what, err2, err)
+		}
+		return st, false, err
 	}
 	if rep, err := routing.Verify(rc.g1, r, e, routing.Options{MaxVLs: vls}); err != nil {
 		t.Fatalf("%s: repaired tables fail verification: %v\n%v", rc.what, err, rep)
@@ -166,11 +173,16 @@ func checkRepair(t *testing.T, rc repairCase, e routing.Engine, vls int) (routin
 	if n != st.Changed || n > 5*rc.used {
 		t.Errorf("%s: %d entries changed (stats say %d), %d used the failed cables", rc.what, n, st.Changed, rc.used)
 	}
-	r2, _, err := routing.Repair(context.Background(), rc.g1, rc.old)
+	r2, st2, err := routing.RepairWith(context.Background(), rc.g1, rc.old, routing.RepairOptions{State: vst})
 	if err != nil || !lft.Equal(r, r2) {
-		t.Errorf("%s: a second repair differs (%v)", rc.what, err)
+		t.Errorf("%s: a second repair (from the State: %v) differs (%v)", rc.what, vst != nil, err)
 	}
-	return st, nil
+	fromState = st2.Walked < st.Walked
+	st2.Walked = st.Walked
+	if st2 != st {
+		t.Errorf("%s: a second repair (from the State: %v) reports %+v, the first %+v", rc.what, vst != nil, st2, st)
+	}
+	return st, fromState, nil
 }
 
 // TestRepairRandomFailures: single cable, single switch and triple cable
@@ -195,12 +207,16 @@ func TestRepairRandomFailures(t *testing.T) {
 				if err != nil {
 					t.Skipf("%s does not route %s: %v", engine, fb.name, err)
 				}
-				fails, tries, changedSum, usedSum := 0, 0, 0, 0
+				fails, tries, changedSum, usedSum, fromState := 0, 0, 0, 0, 0
+				_, vst, _ := routing.VerifyState(g0, old, e, routing.Options{MaxVLs: fb.vls}, nil)
 				for seed := uint64(1); seed <= seeds; seed++ {
 					for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed}, {Links: 3, Seed: seed}} {
 						rc := failed(t, tp, g0, old, spec)
 						tries++
-						st, err := checkRepair(t, rc, e, fb.vls)
+						st, used, err := checkRepair(t, rc, e, fb.vls, vst)
+						if used {
+							fromState++
+						}
 						if err != nil {
 							fails++
 							t.Logf("%s: %v", rc.what, err)
@@ -213,7 +229,11 @@ func TestRepairRandomFailures(t *testing.T) {
 						usedSum += rc.used
 					}
 				}
-				t.Logf("%d of %d failures repaired; %d entries changed where %d used the failures", tries-fails, tries, changedSum, usedSum)
+				t.Logf("%d of %d failures repaired; %d entries changed where %d used the failures; %d repaired from the verifier's State",
+					tries-fails, tries, changedSum, usedSum, fromState)
+				if complete[engine] && fromState == 0 {
+					t.Errorf("no repair started from the verifier's State")
+				}
 			})
 		}
 	}

@@ -46,16 +46,22 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	if old == nil {
 		return nil
 	}
+	// The published tables were verified with State vst (nil after a
+	// restart): their repair takes the CDG of the destinations the change
+	// left intact from it, and is verified against it, walking only the
+	// destinations whose paths changed, with the report of a full
+	// verification.
+	vst, vopt := s.verified.Load(), routing.Options{MaxVLs: s.cfg.MaxVLs}
 	if pub.FabricSHA256 == hash {
-		rep, err := routing.Verify(g, old, e, routing.Options{MaxVLs: s.cfg.MaxVLs})
+		rep, next, err := routing.VerifyState(g, old, e, vopt, vst)
 		if err != nil {
 			return nil
 		}
 		old.Engine = pub.Engine
-		return &routing.Result{Routing: old, Report: rep, Attempts: []routing.Attempt{{Engine: old.Engine, Report: rep}}}
+		return &routing.Result{Routing: old, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: old.Engine, Report: rep}}}
 	}
 	t0 := time.Now()
-	r, st, err := routing.Repair(ctx, g, old)
+	r, st, err := routing.RepairWith(ctx, g, old, routing.RepairOptions{State: vst})
 	tr := time.Since(t0)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -67,7 +73,7 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		return nil
 	}
 	t1 := time.Now()
-	rep, err := routing.Verify(g, r, e, routing.Options{MaxVLs: s.cfg.MaxVLs})
+	rep, next, err := routing.VerifyState(g, r, e, vopt, vst)
 	tv := time.Since(t1)
 	s.metrics.phase.WithLabelValues("route").Observe(tr.Seconds())
 	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
@@ -76,7 +82,12 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		return nil
 	}
 	r.Engine = base + repairSuffix
+	walked := rep.Destinations
+	if next != nil {
+		walked = next.Walked()
+	}
 	s.log.Info("repaired the published tables", "engine", r.Engine, "destinations", st.Dests, "entries", st.Changed,
-		"route_seconds", tr.Seconds(), "verify_seconds", tv.Seconds())
-	return &routing.Result{Routing: r, Report: rep, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Route: tr, Verify: tv}}}
+		"route_seconds", tr.Seconds(), "verify_seconds", tv.Seconds(),
+		"repair_destinations_walked", st.Walked, "verify_destinations_walked", walked)
+	return &routing.Result{Routing: r, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Route: tr, Verify: tv}}}
 }

@@ -38,6 +38,14 @@ func TestCableFailureRepairs(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	s := start(t, Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 8})
 	waitFor(t, s, "publish", func(st Status) bool { return st.Published != nil && st.Published.Generation == 1 })
+	g0, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dests := g0.NumSwitches() + len(g0.Terms) // LMC 0
+	if vs := s.verified.Load(); vs == nil || vs.Walked() != dests {
+		t.Fatalf("the full routing's verification kept no State, or not of its %d destinations", dests)
+	}
 
 	failed, _, err := topo.InjectFailures(tp.Fabric, topo.FailureSpec{LinkFraction: 0.01, Seed: 7, SkipCritical: true})
 	if err != nil {
@@ -71,6 +79,23 @@ func TestCableFailureRepairs(t *testing.T) {
 		t.Errorf("repair changed %d entries, a full Nue reroute %d: not a minimal change", n, nf)
 	}
 	t.Logf("repair: %d entries changed (full reroute: %d)", n, nf)
+	// The repair was verified against generation 1's State: only the
+	// destinations whose entries changed were walked (a repair changes
+	// every entry into the failed cables).
+	changedDests := 0
+	for lid := 1; lid <= g.MaxLID(); lid++ {
+		for x := range int32(g.NumSwitches()) {
+			if old.Port(x, lid) != rep.Port(x, lid) {
+				changedDests++
+				break
+			}
+		}
+	}
+	if vs := s.verified.Load(); vs == nil || vs.Walked() != changedDests {
+		t.Errorf("the repair's verification kept no State, or walked other than the %d destinations whose entries changed", changedDests)
+	} else {
+		t.Logf("repair verified walking %d of %d destinations", vs.Walked(), dests)
+	}
 
 	n0 := st.Reroutes
 	s.Trigger("test")

@@ -120,6 +120,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
+	s.verified.Store(res.State)
 	if result == resultUnchanged {
 		st = nil
 	}
@@ -219,7 +220,9 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 // is verified before it counts) and times each attempt's phases "route"
 // and "verify".
 func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []routing.Job) (*routing.Result, error) {
-	opt := routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed, Jobs: jobs}
+	// Tables routed for no job may be repaired later: keep the State
+	// their repair is verified against.
+	opt := routing.Options{MaxVLs: s.cfg.MaxVLs, Seed: s.cfg.Seed, Jobs: jobs, KeepState: len(jobs) == 0}
 	res, err := routing.RouteChain(ctx, g, s.engines, opt)
 	if res != nil {
 		for _, a := range res.Attempts {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/routing"
@@ -104,6 +105,9 @@ type Server struct {
 	// routed for: the job poller compares new answers with them.
 	lastGraph atomic.Pointer[fabric.Graph]
 	lastJobs  atomic.Pointer[string]
+	// The verifier's State of the published tables (nil: none kept), from
+	// which a repair of them is verified incrementally.
+	verified atomic.Pointer[cdg.State]
 
 	// owned by the Run goroutine
 	fabricSeen fileStamp

@@ -3,7 +3,9 @@
 # a full Nue routing after a cable failed vs routing.Repair of the routing
 # from before, side by side in one `go test -bench` process (five rounds,
 # interleaved; ratios of the medians), for five cable and two switch
-# failures, the verifier, and the repair when the cable comes back.
+# failures, the verifier, and the repair when the cable comes back; then
+# the daemon's path: repair from the verifier's State and the incremental
+# verification.
 # Usage: bench/repair/run.sh [OUTFILE]   (default: stdout only)
 # Takes a few minutes on 2 cores; runs under nice -n 10.
 set -euo pipefail
@@ -32,6 +34,7 @@ say ""
 say "| operation | wall ms | CPU ms | wall / full routing | CPU / full routing | entries changed | entries that used the failure | changed / used | mean hops |"
 say "|---|---|---|---|---|---|---|---|---|"
 awk '
+  function row(what, c, w) { printf "| %s | %.1f | %.1f %% | %.1f | %.1f %% |\n", what, c, 100 * c / fc, w, 100 * w / fw }
   function median(s,   v, k, i, j, x) { k = split(s, v, " ")
     for (i = 2; i <= k; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] + 0 > x + 0; j--) v[j + 1] = v[j]; v[j + 1] = x }
     return (k % 2) ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2 }
@@ -50,7 +53,18 @@ awk '
     fw = median(wall["full-nue"]); fc = median(cpu["full-nue"])
     rw = median(wall["repair/link-seed=1"]); vw = median(wall["verify/link-seed=1"])
     rc = median(cpu["repair/link-seed=1"]); vc = median(cpu["verify/link-seed=1"])
-    printf "\nRepair of cable failure seed 1 plus the verifier the daemon runs on every output: %.0f ms wall, %.1f %% of a full Nue routing (CPU: %.1f %%).\n", rw + vw, 100 * (rw + vw) / fw, 100 * (rc + vc) / fc
+    printf "\nCable failure seed 1, side by side (medians; %% of a full Nue routing of the damaged fabric):\n\n"
+    printf "| step | CPU ms | CPU / full routing | wall ms | wall / full routing |\n|---|---|---|---|---|\n"
+    row("repair, every destination scanned (Repair)", rc, rw)
+    row("full verification (cdg.Verify)", vc, vw)
+    row("repair + full verification (sum)", rc + vc, rw + vw)
+    if ("repair-state/link-seed=1" in cpu) {
+      row("repair from the verifier State (RepairWith with State)", median(cpu["repair-state/link-seed=1"]), median(wall["repair-state/link-seed=1"]))
+      row("incremental verification (cdg.State.Verify)", median(cpu["verify-incremental/link-seed=1"]), median(wall["verify-incremental/link-seed=1"]))
+      row("repair from the State + incremental verification (measured together, as the daemon runs them)", median(cpu["repair+verify/link-seed=1"]), median(wall["repair+verify/link-seed=1"]))
+      row("full verification keeping a State (paid once per full routing)", median(cpu["verify-state/intact"]), median(wall["verify-state/intact"]))
+    }
+    printf "\n"
     printf "Mean hops before the failure: %.4f. Full Nue after it: %d entries changed of %d.\n", m["full-nue", "hops-mean-before"], m["full-nue", "entries-changed"], m["full-nue", "entries-total"]
     b = "back/link-seed=1"
     if ((b, "entries-changed") in m) printf "Cable back (RepairWith, Before): %d entries changed, %d entries still differ from the routing before the failure.\n", m[b, "entries-changed"], m[b, "entries-off-original"]
@@ -60,15 +74,17 @@ say "## Where Repair applies"
 say ""
 say "One cable, one switch and three cables failing, seeds 1-8 each (TestRepairRandomFailures): failures repaired"
 say "(the rest fall back to a full routing with ErrNoRepair), entries changed and entries that used the failure,"
-say "over the repaired ones; every repaired routing passed the daemon's verifier."
+say "over the repaired ones; every repaired routing passed the daemon's verifier. The same repair started from"
+say "the verifier State of the routing before (RepairWith with State) gave the same tables; the last column counts"
+say "the failures where the State applied (the rest, switches with CAs, are repaired by the full scan)."
 say ""
-say "| fabric | engine | repaired | changed / used |"
-say "|---|---|---|---|"
+say "| fabric | engine | repaired | changed / used | repaired from the State |"
+say "|---|---|---|---|---|"
 go test -count=1 -run '^TestRepairRandomFailures$' -v ./routing/ 2>&1 |
   awk '/^=== RUN   TestRepairRandomFailures\// { split($3, p, "/"); fab = p[2]; eng = p[3] }
-       / failures repaired; / { for (i = 1; i <= NF; i++) { if ($i == "of") { a = $(i - 1); b = $(i + 1) } if ($i == "changed") c = $(i - 2); if ($i == "used") u = $(i - 1) }
-         printf "| %s | %s | %s of %s | %s |\n", fab, eng, a, b, (u > 0 ? sprintf("%.2f", c / u) : "-") }
-       / does not route / { sub(/.*does not route [^:]*: /, ""); printf "| %s | %s | not routed: %s | |\n", fab, eng, substr($0, 1, 90) }' | tee -a "$out"
+       / failures repaired; / { fs = "-"; for (i = 1; i <= NF; i++) { if ($i == "of") { a = $(i - 1); b = $(i + 1) } if ($i == "changed") c = $(i - 2); if ($i == "used") u = $(i - 1); if ($i == "repaired" && $(i + 1) == "from") fs = $(i - 1) }
+         printf "| %s | %s | %s of %s | %s | %s |\n", fab, eng, a, b, (u > 0 ? sprintf("%.2f", c / u) : "-"), fs }
+       / does not route / { sub(/.*does not route [^:]*: /, ""); printf "| %s | %s | not routed: %s | | |\n", fab, eng, substr($0, 1, 90) }' | tee -a "$out"
 say ""
 say "Raw output:"
 say ""

@@ -1,0 +1,184 @@
+package cdg
+
+import (
+	"slices"
+
+	"github.com/nuesm/nuesm/fabric"
+)
+
+// topoOrder returns a position per vertex of the acyclic g in a
+// topological order (Kahn).
+func topoOrder(g *CSR) []int32 {
+	n := g.NumVertices()
+	indeg := make([]int32, n)
+	for _, w := range g.Adj {
+		indeg[w]++
+	}
+	queue := make([]int32, 0, n)
+	for v := range int32(n) {
+		if indeg[v] == 0 {
+			queue = append(queue, v)
+		}
+	}
+	ord := make([]int32, n)
+	for i := 0; i < len(queue); i++ {
+		v := queue[i]
+		ord[v] = int32(i)
+		for _, w := range g.Succ(v) {
+			if indeg[w]--; indeg[w] == 0 {
+				queue = append(queue, w)
+			}
+		}
+	}
+	return ord
+}
+
+// orderer keeps the topological order of a State's CDG as dependencies
+// are added, after Pearce and Kelly ("A dynamic topological sort
+// algorithm for directed acyclic graphs", JEA 2006): a dependency x -> y
+// against the order searches forward from y and backward from x within
+// the positions between them, finds a cycle when the forward search
+// reaches x, and otherwise reorders only the vertices it visited.
+type orderer struct {
+	g       *fabric.Graph // the base fabric
+	tbase   []int64
+	turnCh  []int32
+	V       int64
+	deps    []uint64 // the CDG's dependency bits
+	ord     []int32
+	pending []uint64 // added dependencies not yet inserted
+	seen    []uint32 // per vertex: stamp of the search that visited it
+	stamp   uint32
+	fwd     []int32
+	bwd     []int32
+	stack   []int32
+	pool    []int32
+}
+
+func newOrderer(st *State) *orderer {
+	b := st.base
+	return &orderer{g: b.g, tbase: b.tbase, turnCh: st.baseCh, V: int64(b.V), deps: st.k.live, ord: st.ord}
+}
+
+// insertAll inserts the added dependency bits and reports whether the
+// CDG stays acyclic.
+func (o *orderer) insertAll(added []int64) bool {
+	if len(added) == 0 {
+		return true
+	}
+	o.pending = make([]uint64, len(o.deps))
+	o.seen = make([]uint32, len(o.ord))
+	for _, b := range added {
+		o.pending[b>>6] |= 1 << (b & 63)
+	}
+	for _, b := range added {
+		o.pending[b>>6] &^= 1 << (b & 63)
+		turn, vl := b/o.V, b%o.V
+		c := o.turnCh[turn]
+		n := o.g.Off[o.g.Head[c]] + int32(turn-o.tbase[c])
+		if !o.insert(int32(int64(c)*o.V+vl), int32(int64(n)*o.V+vl)) {
+			return false
+		}
+	}
+	return true
+}
+
+// live reports whether dependency bit b is in the CDG and inserted.
+func (o *orderer) live(b int64) bool {
+	return (o.deps[b>>6]&^o.pending[b>>6])&(1<<(b&63)) != 0
+}
+
+// insert adds x -> y, reporting false when it closes a cycle.
+func (o *orderer) insert(x, y int32) bool {
+	lb, ub := o.ord[y], o.ord[x]
+	if lb > ub {
+		return true
+	}
+	o.stamp += 2
+	cycle := false
+	// Forward from y, within positions below x's; reaching x closes a cycle.
+	o.fwd = o.search(o.fwd, y, o.stamp, o.succ, func(z int32) bool {
+		cycle = cycle || z == x
+		return o.ord[z] < ub
+	})
+	if cycle {
+		return false
+	}
+	// Backward from x, within positions above y's.
+	o.bwd = o.search(o.bwd, x, o.stamp+1, o.pred, func(z int32) bool { return o.ord[z] > lb })
+	o.pool = ReorderPK(o.ord, o.fwd, o.bwd, o.pool)
+	return true
+}
+
+// search returns in out the vertices reachable from s through next
+// whose positions keep accepts, marking them with stamp.
+func (o *orderer) search(out []int32, s int32, stamp uint32, next func(int32, func(int32)), keep func(int32) bool) []int32 {
+	out, o.stack = out[:0], append(o.stack[:0], s)
+	o.seen[s] = stamp
+	for len(o.stack) > 0 {
+		w := o.stack[len(o.stack)-1]
+		o.stack = o.stack[:len(o.stack)-1]
+		out = append(out, w)
+		next(w, func(z int32) {
+			if o.seen[z] != stamp && keep(z) {
+				o.seen[z] = stamp
+				o.stack = append(o.stack, z)
+			}
+		})
+	}
+	return out
+}
+
+// succ calls fn with every successor of vertex w in the CDG.
+func (o *orderer) succ(w int32, fn func(int32)) {
+	c, vl := int64(w)/o.V, int64(w)%o.V
+	h := o.g.Head[c]
+	for k := range int64(o.g.Degree(h)) {
+		if o.live((o.tbase[c]+k)*o.V + vl) {
+			fn(int32((int64(o.g.Off[h])+k)*o.V + vl))
+		}
+	}
+}
+
+// pred calls fn with every predecessor of vertex w in the CDG: the
+// channels into w's tail, turning onto w.
+func (o *orderer) pred(w int32, fn func(int32)) {
+	c2, vl := int64(w)/o.V, int64(w)%o.V
+	h := o.g.Tail[c2]
+	k := c2 - int64(o.g.Off[h])
+	for e := o.g.Off[h]; e < o.g.Off[h+1]; e++ {
+		if c := o.g.Rev[e]; o.live((o.tbase[c]+k)*o.V + vl) {
+			fn(int32(int64(c)*o.V + vl))
+		}
+	}
+}
+
+// ReorderPK is the reordering step of Pearce and Kelly's dynamic
+// topological sort, after inserting an edge x -> y against the order ord
+// (positions per vertex): fwd holds the vertices reached from y, bwd
+// those reaching x, within the positions between. It gives bwd, then
+// fwd, the positions they held, each keeping its relative order, so
+// that ord is topological again. pool is scratch, returned for reuse.
+func ReorderPK(ord []int32, fwd, bwd, pool []int32) []int32 {
+	byOrd := func(a, b int32) int { return int(ord[a] - ord[b]) }
+	slices.SortFunc(fwd, byOrd)
+	slices.SortFunc(bwd, byOrd)
+	pool = pool[:0]
+	for _, w := range bwd {
+		pool = append(pool, ord[w])
+	}
+	for _, w := range fwd {
+		pool = append(pool, ord[w])
+	}
+	slices.Sort(pool)
+	i := 0
+	for _, w := range bwd {
+		ord[w] = pool[i]
+		i++
+	}
+	for _, w := range fwd {
+		ord[w] = pool[i]
+		i++
+	}
+	return pool
+}
