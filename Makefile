@@ -91,7 +91,7 @@ bench-booksim:
 
 ## bench-seeds: the seed papers' reproduction reports; runs every
 ## bench/seeds/*/run.sh (each rewrites its RESULTS.md, the adaptive-routing
-## runs included) and every sim.sh (minimal-routing simulations, SIM.md)
+## runs included) and every sim.sh (simulations: SIM.md, or for 002 section 5 of RESULTS.md)
 .PHONY: bench-seeds
 bench-seeds:
 	@for s in bench/seeds/*/run.sh bench/seeds/*/sim.sh; do echo "== $$s"; $$s || exit 1; done

@@ -208,6 +208,16 @@ func (rf *runFlags) latencies(cfg *flitsim.Config, l *loaded) error {
 func (rf *runFlags) config(l *loaded) (flitsim.Config, error) {
 	var cfg flitsim.Config
 	var err error
+	// The simulator reads 0 as "its default" (1,000 warm-up cycles,
+	// 10,000 measured, 10 M in all): an explicit 0 would silently be that.
+	for _, c := range []struct {
+		name string
+		v    int64
+	}{{"--warmup", rf.warmup}, {"--cycles", rf.cycles}, {"--max-cycles", rf.maxCycles}} {
+		if c.v < 1 {
+			return cfg, fmt.Errorf("%s %d: expected at least 1 cycle", c.name, c.v)
+		}
+	}
 	if cfg.Switching, err = flitsim.ParseSwitching(rf.switching); err != nil {
 		return cfg, err
 	}

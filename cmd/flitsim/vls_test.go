@@ -17,3 +17,17 @@ func TestVLsOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroCyclesRefused: --warmup, --cycles or --max-cycles 0 is an error
+// in run and sweep, never the simulator's default in disguise.
+func TestZeroCyclesRefused(t *testing.T) {
+	base := []string{"--gen", "torus", "--gen-param", "dims=4x4", "--engine", "dor"}
+	for _, flag := range []string{"--warmup", "--cycles", "--max-cycles"} {
+		for _, cmd := range [][]string{{"run"}, {"sweep", "-o", t.TempDir()}} {
+			args := append(append(append([]string{}, cmd...), base...), flag, "0")
+			if _, _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), flag+" 0: expected at least 1 cycle") {
+				t.Errorf("%v: %v", args, err)
+			}
+		}
+	}
+}

@@ -156,14 +156,14 @@ func main() {
 	flag.StringVar(&t.booksim, "booksim", "booksim", "BookSim2 binary")
 	flag.StringVar(&t.flitsim, "flitsim", "bin/flitsim", "flitsim binary")
 	flag.StringVar(&t.cfgDir, "configs", "bench/flitsim/booksim", "directory of the BookSim2 configurations")
-	only := flag.String("only", "", "run only the rows whose name contains this")
+	only := flag.String("only", "", "run only the rows (with -speed: the speed cases) whose name contains this")
 	speed := flag.Bool("speed", false, "write the speed report instead of the comparison")
 	flag.Parse()
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
 	var err error
 	if *speed {
-		err = speedReport(w, t)
+		err = speedReport(w, t, *only)
 	} else {
 		err = compare(w, t, *only)
 	}

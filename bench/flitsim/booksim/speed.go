@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // speedCase is one speed measurement: a fabric and workload in flitsim
@@ -39,7 +40,22 @@ var speedCases = []speedCase{
 			"--link-latency", "10", "--global-latency", "100", "--inject-latency", "1", "--traffic", "uniform", "--warmup", "500"),
 		short: 500, long: 2500, cfg: "dragonfly.cfg", bsArgs: []string{"k=8", "warmup_periods=1", "sample_period=1000", "max_samples=1"}, load: 0.3, reps: 1,
 		note: "both route group-minimal per hop on 3 VCs (flitsim: --policy min over the two-level tables; its base tables, Up*/Down*, only pass the set-up's delivery check)."},
+	{name: "Dragonfly p=8 a=16 h=8 with seed 002's Table III times, MIN, UN 0.3", routers: 2064,
+		flitsim: append(append([]string{}, tableIII...), "--policy", "min", "--vc-policy", "df-2vc", "--traffic", "uniform"),
+		short:   500, long: 2500, load: 0.3, reps: 1,
+		note: "flitsim's model of seed 002's simulation (bench/seeds/002-ethernet/sim.sh): 40 ns cycles of one 200-byte flit at 40 Gb/s, 5-flit packets, 5-cycle pipeline, local links 1 cycle, global 10, 50-flit buffers per VL, virtual cut-through; BookSim2's dragonflynew fixes its own latencies, so it has no such row."},
+	{name: "Dragonfly p=8 a=16 h=8 with seed 002's Table III times, conditional rules, ADV+1 0.3", routers: 2064,
+		flitsim: append(append([]string{}, tableIII...), "--policy", "conditional", "--vc-policy", "df-2vc", "--traffic", "nextgroup"),
+		short:   500, long: 2500, load: 0.3, reps: 1,
+		note: "as above; every packet of a group heads for one global cable, so buffers fill and the conditional rules divert most packets at the source."},
 }
+
+// tableIII are the flitsim flags of seed 002's Table III network
+// (bench/seeds/simstudy's dragonfly study): 129 groups, 16,512 hosts.
+var tableIII = []string{"--gen", "dragonfly", "--gen-param", "p=8", "--gen-param", "a=16", "--gen-param", "h=8",
+	"--engine", "updn", "--vls", "1", "--flit-bytes", "200", "--packet-flits", "5", "--link-gbps", "40",
+	"--link-latency", "40ns", "--global-latency", "400ns", "--pipeline-delay", "5", "--buffer-flits", "50",
+	"--warmup", "500", "--seed", "1"}
 
 // median returns the run with the median CPU time.
 func median(ps []point) point {
@@ -67,10 +83,17 @@ func (t tools) flitsimSpeed(c speedCase) (rate float64, long point, err error) {
 	return float64(m.cycles) / m.cpu, m, nil
 }
 
-// speedReport writes the speed tables.
-func speedReport(w io.Writer, t tools) error {
+// speedReport writes the speed tables of the cases whose name contains
+// only ("" all).
+func speedReport(w io.Writer, t tools, only string) error {
 	fmt.Fprintf(w, "| workload | simulator | simulated cycles | CPU s | cycles/s | router-cycles/s | peak memory | flitsim / BookSim2 |\n|---|---|---|---|---|---|---|---|\n")
+	var cases []speedCase
 	for _, c := range speedCases {
+		if strings.Contains(c.name, only) {
+			cases = append(cases, c)
+		}
+	}
+	for _, c := range cases {
 		fmt.Fprintf(os.Stderr, "== speed: %s\n", c.name)
 		fr, fl, err := t.flitsimSpeed(c)
 		if err != nil {
@@ -102,7 +125,7 @@ func speedReport(w io.Writer, t tools) error {
 		}
 	}
 	fmt.Fprintln(w)
-	for _, c := range speedCases {
+	for _, c := range cases {
 		if c.note != "" {
 			fmt.Fprintf(w, "- %s: %s\n", c.name, c.note)
 		}

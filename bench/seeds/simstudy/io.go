@@ -211,29 +211,62 @@ func describe(c *curve, a *placement.Assignment) {
 }
 
 // runIO runs the three parts of the I/O study and writes the report to md
-// and CSV and SVG files to dir.
+// and CSV and SVG files to dir. The parts only build their curves and
+// specs; all simulations run in one pool so the workers stay busy across
+// parts.
 func runIO(ctx context.Context, s ioSetup, dir string, md io.Writer) error {
-	var specs []curveSpec
+	place, specs, err := placementCurves(ctx, s)
+	if err != nil {
+		return err
+	}
+	sched, sp, err := priorityCurves(ctx, s)
+	if err != nil {
+		return err
+	}
+	specs = append(specs, sp...)
+	fails, sp, err := failureCurves(ctx, s)
+	if err != nil {
+		return err
+	}
+	specs = append(specs, sp...)
+	if err := runCurves(ctx, specs, s); err != nil {
+		return err
+	}
+	if err := writeIOCSV(filepath.Join(dir, "io.csv"), place, sched, fails); err != nil {
+		return err
+	}
+	return writeIOReport(dir, md, s, place, sched, fails)
+}
+
+// ioTorus routes the dims torus (one node per router) with DOR and its two
+// dateline VLs, the fabric of every part of the I/O study.
+func ioTorus(ctx context.Context, dims string) (*routed, error) {
+	return route(ctx, "torus", map[string]string{"dims": dims, "hosts": "1"}, "dor", 2)
+}
+
+// placementCurves is part 1: every placement of every torus at every I/O
+// ratio, round-robin arbitration.
+func placementCurves(ctx context.Context, s ioSetup) ([]*curve, []curveSpec, error) {
 	var place []*curve
-	// 1. Placements.
+	var specs []curveSpec
 	for _, d := range s.dims {
-		rt, err := route(ctx, "torus", map[string]string{"dims": d, "hosts": "1"}, "dor", 2)
+		rt, err := ioTorus(ctx, d)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		n, err := flitsim.NewNetwork(rt.g, rt.r, ioConfig(nil))
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		as, err := placements(d)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		for _, ratio := range s.ratios {
 			for _, a := range as {
 				ion, err := ioTargets(n, a)
 				if err != nil {
-					return err
+					return nil, nil, err
 				}
 				c := &curve{dims: d, method: a.P.Method, ratio: ratio, label: a.P.Method}
 				describe(c, a)
@@ -242,80 +275,82 @@ func runIO(ctx context.Context, s ioSetup, dir string, md io.Writer) error {
 			}
 		}
 	}
-	// 2. Router priority on RQP.
+	return place, specs, nil
+}
+
+// priorityCurves is part 2: router priority (every arbitration variant) on
+// the RQP placement of the schedDim torus.
+func priorityCurves(ctx context.Context, s ioSetup) ([]*curve, []curveSpec, error) {
 	var sched []*curve
-	{
-		rt, err := route(ctx, "torus", map[string]string{"dims": s.schedDim, "hosts": "1"}, "dor", 2)
-		if err != nil {
-			return err
-		}
-		as, err := placements(s.schedDim)
-		if err != nil {
-			return err
-		}
-		for _, ratio := range s.schedRat {
-			for _, v := range arbVariants() {
-				n, err := flitsim.NewNetwork(rt.g, rt.r, ioConfig(v.arb))
-				if err != nil {
-					return err
-				}
-				ion, err := ioTargets(n, as[0])
-				if err != nil {
-					return err
-				}
-				c := &curve{dims: s.schedDim, method: "rqp", ratio: ratio, label: v.name, arbitrations: v.name}
-				describe(c, as[0])
-				sched = append(sched, c)
-				off := v.ioOff
-				specs = append(specs, curveSpec{c: c, net: n, load: s.schedLd, tr: func(l float64) flitsim.Traffic { return ioTrafficOff(ion, ratio, l, off) }})
+	var specs []curveSpec
+	rt, err := ioTorus(ctx, s.schedDim)
+	if err != nil {
+		return nil, nil, err
+	}
+	as, err := placements(s.schedDim)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, ratio := range s.schedRat {
+		for _, v := range arbVariants() {
+			n, err := flitsim.NewNetwork(rt.g, rt.r, ioConfig(v.arb))
+			if err != nil {
+				return nil, nil, err
 			}
+			ion, err := ioTargets(n, as[0])
+			if err != nil {
+				return nil, nil, err
+			}
+			c := &curve{dims: s.schedDim, method: "rqp", ratio: ratio, label: v.name, arbitrations: v.name}
+			describe(c, as[0])
+			sched = append(sched, c)
+			off := v.ioOff
+			specs = append(specs, curveSpec{c: c, net: n, load: s.schedLd, tr: func(l float64) flitsim.Traffic { return ioTrafficOff(ion, ratio, l, off) }})
 		}
 	}
-	// 3. I/O failures on RQP.
+	return sched, specs, nil
+}
+
+// failureCurves is part 3: the first 0..failMax I/O nodes of the RQP
+// placement of the failDim torus fail and their compute nodes fail over.
+func failureCurves(ctx context.Context, s ioSetup) ([]*curve, []curveSpec, error) {
 	var fails []*curve
-	{
-		rt, err := route(ctx, "torus", map[string]string{"dims": s.failDim, "hosts": "1"}, "dor", 2)
-		if err != nil {
-			return err
-		}
-		n, err := flitsim.NewNetwork(rt.g, rt.r, ioConfig(nil))
-		if err != nil {
-			return err
-		}
-		as, err := placements(s.failDim)
-		if err != nil {
-			return err
-		}
-		base := as[0]
-		for _, ratio := range s.ratios {
-			for k := 0; k <= s.failMax && k < len(base.P.IO); k++ {
-				a := base
-				if k > 0 {
-					if a, _, err = placement.Failover(base, base.P.IO[:k]); err != nil {
-						return err
-					}
+	var specs []curveSpec
+	rt, err := ioTorus(ctx, s.failDim)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := flitsim.NewNetwork(rt.g, rt.r, ioConfig(nil))
+	if err != nil {
+		return nil, nil, err
+	}
+	as, err := placements(s.failDim)
+	if err != nil {
+		return nil, nil, err
+	}
+	base := as[0]
+	for _, ratio := range s.ratios {
+		for k := 0; k <= s.failMax && k < len(base.P.IO); k++ {
+			a := base
+			if k > 0 {
+				if a, _, err = placement.Failover(base, base.P.IO[:k]); err != nil {
+					return nil, nil, err
 				}
-				ion, err := ioTargets(n, a)
-				if err != nil {
-					return err
-				}
-				c := &curve{dims: s.failDim, method: "rqp", ratio: ratio, label: fmt.Sprintf("%d failed", k)}
-				for _, f := range base.P.IO[:k] {
-					c.failed = append(c.failed, base.P.Torus.Label(f))
-				}
-				describe(c, a)
-				fails = append(fails, c)
-				specs = append(specs, curveSpec{c: c, net: n, load: s.loads, tr: func(l float64) flitsim.Traffic { return ioTraffic(ion, ratio, l) }})
 			}
+			ion, err := ioTargets(n, a)
+			if err != nil {
+				return nil, nil, err
+			}
+			c := &curve{dims: s.failDim, method: "rqp", ratio: ratio, label: fmt.Sprintf("%d failed", k)}
+			for _, f := range base.P.IO[:k] {
+				c.failed = append(c.failed, base.P.Torus.Label(f))
+			}
+			describe(c, a)
+			fails = append(fails, c)
+			specs = append(specs, curveSpec{c: c, net: n, load: s.loads, tr: func(l float64) flitsim.Traffic { return ioTraffic(ion, ratio, l) }})
 		}
 	}
-	if err := runCurves(ctx, specs, s); err != nil {
-		return err
-	}
-	if err := writeIOCSV(filepath.Join(dir, "io.csv"), place, sched, fails); err != nil {
-		return err
-	}
-	return writeIOReport(dir, md, s, place, sched, fails)
+	return fails, specs, nil
 }
 
 func writeIOCSV(path string, parts ...[]*curve) error {
@@ -333,7 +368,22 @@ func writeIOCSV(path string, parts ...[]*curve) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
+// writeIOReport writes the three parts' Markdown sections to md and their
+// plots to dir.
 func writeIOReport(dir string, md io.Writer, s ioSetup, place, sched, fails []*curve) error {
+	if err := writeIOPlacement(dir, md, place); err != nil {
+		return err
+	}
+	if err := writeIOPriority(dir, md, s, sched); err != nil {
+		return err
+	}
+	return writeIOFailures(dir, md, s, fails)
+}
+
+// writeIOPlacement writes part 1: the saturation table, the knee bar chart
+// and one latency–load plot per torus and ratio (place holds the
+// placements of each torus and ratio in threes, rqp, qp, base).
+func writeIOPlacement(dir string, md io.Writer, place []*curve) error {
 	base := filepath.Base(dir)
 	fmt.Fprintf(md, "### Saturation: RQP vs QP vs base\n\n")
 	fmt.Fprintf(md, "Knee = the highest offered load (fraction of the link bandwidth per compute node) up to\n")
@@ -378,7 +428,13 @@ func writeIOReport(dir string, md io.Writer, s ioSetup, place, sched, fails []*c
 		fmt.Fprintf(md, " [%s %.0f %%](%s/%s)", c.dims, 100*c.ratio, base, name)
 	}
 	fmt.Fprintf(md, ".\n\n")
+	return nil
+}
 
+// writeIOPriority writes part 2: per I/O ratio, compute and I/O latency at
+// a few loads for every arbitration variant, and their compute latency plot.
+func writeIOPriority(dir string, md io.Writer, s ioSetup, sched []*curve) error {
+	base := filepath.Base(dir)
 	fmt.Fprintf(md, "### Router priority (compute first) on %s RQP\n\n", s.schedDim)
 	fmt.Fprintf(md, "Compute latency (mean and p99 of compute packets) and I/O message latency (mean), in\n")
 	fmt.Fprintf(md, "cycles, at a few offered loads; knee as above (all traffic).\n\n")
@@ -418,11 +474,17 @@ func writeIOReport(dir string, md io.Writer, s ioSetup, place, sched, fails []*c
 		}
 		fmt.Fprintf(md, "\n![compute latency, I/O ratio %.0f %%](%s/%s)\n\n", 100*ratio, base, name)
 	}
+	return nil
+}
 
+// writeIOFailures writes part 3: the failure table and one latency–load
+// plot per I/O ratio.
+func writeIOFailures(dir string, md io.Writer, s ioSetup, fails []*curve) error {
+	base := filepath.Base(dir)
 	fmt.Fprintf(md, "### I/O-node failures on %s RQP\n\n", s.failDim)
 	fmt.Fprintf(md, "The first k I/O nodes (index order) fail; their compute nodes fail over to the nearest\n")
 	fmt.Fprintf(md, "healthy I/O node (package placement, X-line first); the failed nodes' routers still forward.\n\n")
-	rows = nil
+	var rows [][]string
 	for _, c := range fails {
 		rows = append(rows, []string{fmt.Sprint(len(c.failed)), strings.Join(c.failed, " "), fmt.Sprintf("%.0f %%", 100*c.ratio),
 			fmt.Sprint(c.ioNodes), fmt.Sprint(c.maxLoad), fmt.Sprint(c.maxDist), f2(c.sat), f3(c.peak), f3(c.bound)})

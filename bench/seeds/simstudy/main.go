@@ -1,10 +1,11 @@
 // Command simstudy runs the flit-level simulations of the seed
-// reproductions that need no adaptive routing and writes their report
+// reproductions and writes their report
 // sections (Markdown), CSV data and SVG plots:
 //
 //	simstudy io -o DIR -md FILE        seed 003: I/O placement, router priority, I/O failures
 //	simstudy novacube -o DIR -md FILE  seed 004: pora tables on NovaCube vs DOR on the torus
 //	simstudy rsi -o DIR -md FILE       seed 000: RSI hop counts and latency–load, minimal routing
+//	simstudy dragonfly -o DIR -md FILE seed 002: the paper's Dragonfly (Table III), MIN, VAL, conditional, UGAL
 //
 // -quick shrinks every study (for tests). The bench/seeds/*/sim.sh scripts
 // call it.
@@ -29,7 +30,7 @@ func main() {
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: simstudy io|novacube|rsi -o DIR [-md FILE] [-workers N] [-quick]")
+		return fmt.Errorf("usage: simstudy io|novacube|rsi|dragonfly -o DIR [-md FILE] [-workers N] [-quick]")
 	}
 	study := args[0]
 	fs := flag.NewFlagSet("simstudy "+study, flag.ContinueOnError)
@@ -71,8 +72,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		s.workers = *workers
 		err = runRSI(ctx, s, *dir, &md)
+	case "dragonfly":
+		s := fullDragonfly()
+		if *quick {
+			s = quickDragonfly()
+		}
+		s.workers = *workers
+		err = runDragonfly(ctx, s, *dir, &md)
 	default:
-		return fmt.Errorf("unknown study %q, expected io, novacube or rsi", study)
+		return fmt.Errorf("unknown study %q, expected io, novacube, rsi or dragonfly", study)
 	}
 	if err != nil {
 		return err

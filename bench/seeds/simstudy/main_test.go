@@ -120,3 +120,38 @@ func TestNovaRSIQuick(t *testing.T) {
 		t.Error("unknown study accepted")
 	}
 }
+
+// TestDragonflyQuick runs seed 002's Dragonfly study on p = 2 (9 groups,
+// 72 hosts) with Table III's times: MIN under ADV+1 is held to the one
+// global cable per group pair (1/(a·p) = 1/8 per host), the conditional
+// rules equal MIN under UN at low load (nothing is paused) and every
+// ordering of the paper holds at this size.
+func TestDragonflyQuick(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"dragonfly", "-o", dir, "-quick", "-workers", "2"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	md := out.String()
+	for _, want := range []string{"40 ns", "5 cycles of pipeline", "1 cycle, global links 400 ns = 10 cycles",
+		"| 0.2 | sat., 0.122 |", "| uniform | conditional | conditional+df-2vc | 0.1 |", "1/(a·p) = 0.1250 per host: holds"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if n := strings.Count(md, ": holds ("); n != 7 || strings.Contains(md, "does not hold") {
+		t.Errorf("%d of 7 orderings hold:\n%s", n, md)
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "dragonfly.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(csv), "\n"); n != 1+4*(2+3) {
+		t.Errorf("dragonfly.csv has %d lines, want 21", n)
+	}
+	for _, f := range []string{"dragonfly-uniform-latency.svg", "dragonfly-nextgroup-latency.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

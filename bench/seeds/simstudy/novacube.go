@@ -41,7 +41,27 @@ type novaNet struct {
 	c             curve
 }
 
+// runNova routes both fabrics of every size, simulates them and writes
+// the CSV, the Markdown table and the plots.
 func runNova(ctx context.Context, s novaSetup, dir string, md io.Writer) error {
+	nets, err := novaNets(ctx, s)
+	if err != nil {
+		return err
+	}
+	res, err := simulateNova(ctx, s, nets)
+	if err != nil {
+		return err
+	}
+	csv := novaCurves(s, nets, res)
+	if err := os.WriteFile(filepath.Join(dir, "novacube.csv"), []byte(csv), 0o644); err != nil {
+		return err
+	}
+	return writeNovaReport(dir, md, s, nets)
+}
+
+// novaNets routes, per size, the torus with DOR and the NovaCube with pora
+// (in that order, which writeNovaReport pairs up) and measures their hops.
+func novaNets(ctx context.Context, s novaSetup) ([]*novaNet, error) {
 	var nets []*novaNet
 	for _, kn := range s.sizes {
 		k, n := kn[0], kn[1]
@@ -53,39 +73,50 @@ func runNova(ctx context.Context, s novaSetup, dir string, md io.Writer) error {
 			}
 			rt, err := route(ctx, v.kind, params, v.engine, 8)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			net, err := flitsim.NewNetwork(rt.g, rt.r, flitsim.Config{PacketFlits: 8})
 			if err != nil {
-				return err
+				return nil, err
 			}
 			nn := &novaNet{label: dims + " " + v.kind, engine: v.engine, net: net, vls: rt.r.MaxVL() + 1, bfs: bfsHops(net)}
 			nn.apl, nn.maxHops = hopStats(net)
 			nets = append(nets, nn)
 		}
 	}
-	tr := func(load float64) flitsim.Traffic {
-		return flitsim.Traffic{Pattern: flitsim.Permutation, Load: load}
-	}
+	return nets, nil
+}
+
+// novaTraffic is the random permutation traffic of seed 004's comparison.
+func novaTraffic(load float64) flitsim.Traffic {
+	return flitsim.Traffic{Pattern: flitsim.Permutation, Load: load}
+}
+
+// simulateNova runs every (net, load, seed) in one pool, results in that
+// order, and sets each net's bound to the mean over the seeds'
+// permutations.
+func simulateNova(ctx context.Context, s novaSetup, nets []*novaNet) ([]*flitsim.Result, error) {
 	var jobs []job
 	for _, nn := range nets {
 		for _, l := range s.loads {
 			for _, seed := range s.seeds {
-				jobs = append(jobs, job{net: nn.net, tr: tr(l), opt: flitsim.RunOptions{Seed: seed, Warmup: s.warmup, Measure: s.measure}})
+				jobs = append(jobs, job{net: nn.net, tr: novaTraffic(l), opt: flitsim.RunOptions{Seed: seed, Warmup: s.warmup, Measure: s.measure}})
 			}
 		}
 		for _, seed := range s.seeds {
-			b, err := nn.net.Bound(tr(0.5), seed)
+			b, err := nn.net.Bound(novaTraffic(0.5), seed)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			nn.c.bound += b.Saturation / float64(len(s.seeds))
 		}
 	}
-	res, err := runAll(ctx, jobs, s.workers)
-	if err != nil {
-		return err
-	}
+	return runAll(ctx, jobs, s.workers)
+}
+
+// novaCurves fills each net's curve with the means over the seeds and
+// returns the CSV of every single run.
+func novaCurves(s novaSetup, nets []*novaNet, res []*flitsim.Result) string {
 	var csv strings.Builder
 	csv.WriteString("fabric,engine,load,seed,offered,accepted,accepted_min,latency_mean,latency_p99\n")
 	i := 0
@@ -106,9 +137,12 @@ func runNova(ctx context.Context, s novaSetup, dir string, md io.Writer) error {
 		}
 		nn.c.sat, nn.c.peak = saturation(nn.c.offered, nn.c.accepted, nn.c.lat)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "novacube.csv"), []byte(csv.String()), 0o644); err != nil {
-		return err
-	}
+	return csv.String()
+}
+
+// writeNovaReport writes the Markdown table and, per size, the latency and
+// throughput plots of the torus/NovaCube pair.
+func writeNovaReport(dir string, md io.Writer, s novaSetup, nets []*novaNet) error {
 	base := filepath.Base(dir)
 	var rows [][]string
 	for _, nn := range nets {

@@ -72,53 +72,87 @@ type rsiNet struct {
 	curves   [2]curve // uniform, group-local
 }
 
+// rsiPatterns are the traffic patterns of the RSI study, in the order of
+// rsiNet.curves.
+var rsiPatterns = []flitsim.Pattern{flitsim.Uniform, flitsim.GroupLocal}
+
+// runRSI routes every RSI network, simulates it under both patterns and
+// writes the CSV, the Markdown table and the plots.
 func runRSI(ctx context.Context, s rsiSetup, dir string, md io.Writer) error {
-	pats := []flitsim.Pattern{flitsim.Uniform, flitsim.GroupLocal}
+	nets, err := rsiNets(ctx, s)
+	if err != nil {
+		return err
+	}
+	res, err := simulateRSI(ctx, s, nets)
+	if err != nil {
+		return err
+	}
+	csv := rsiCurves(s, nets, res)
+	if err := os.WriteFile(filepath.Join(dir, "rsi.csv"), []byte(csv), 0o644); err != nil {
+		return err
+	}
+	return writeRSIReport(dir, md, s, nets)
+}
+
+// rsiNets routes the RSI network of every layer-1 topology and measures its
+// hops and the fewest VLs the engine needs for it.
+func rsiNets(ctx context.Context, s rsiSetup) ([]*rsiNet, error) {
 	var nets []*rsiNet
 	for _, l := range s.layers {
 		rt, err := route(ctx, "rsi", map[string]string{"layer1": l, "supernodes": fmt.Sprint(s.supernodes)}, s.engine, s.vls)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		net, err := flitsim.NewNetwork(rt.g, rt.r, flitsim.Config{PacketFlits: 8})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fewest, err := fewestVLs(ctx, rt, s.engine, s.vls)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rn := &rsiNet{layer: l, net: net, groups: rt.tp.Group, vls: rt.r.MaxVL() + 1, fewest: fewest, bfs: bfsHops(net)}
 		rn.apl, rn.maxHops = hopStats(net)
 		nets = append(nets, rn)
 	}
-	tr := func(rn *rsiNet, p flitsim.Pattern, load float64) flitsim.Traffic {
-		return flitsim.Traffic{Pattern: p, Load: load, Groups: rn.groups}
-	}
+	return nets, nil
+}
+
+// rsiTraffic is pattern p on rn (the groups are its super nodes, which the
+// group-local pattern needs).
+func rsiTraffic(rn *rsiNet, p flitsim.Pattern, load float64) flitsim.Traffic {
+	return flitsim.Traffic{Pattern: p, Load: load, Groups: rn.groups}
+}
+
+// simulateRSI runs every (net, pattern, load, seed) in one pool, results
+// in that order, and sets each curve's analytic bound.
+func simulateRSI(ctx context.Context, s rsiSetup, nets []*rsiNet) ([]*flitsim.Result, error) {
 	var jobs []job
 	for _, rn := range nets {
-		for pi, p := range pats {
+		for pi, p := range rsiPatterns {
 			for _, l := range s.loads {
 				for _, seed := range s.seeds {
-					jobs = append(jobs, job{net: rn.net, tr: tr(rn, p, l), opt: flitsim.RunOptions{Seed: seed, Warmup: s.warmup, Measure: s.measure}})
+					jobs = append(jobs, job{net: rn.net, tr: rsiTraffic(rn, p, l), opt: flitsim.RunOptions{Seed: seed, Warmup: s.warmup, Measure: s.measure}})
 				}
 			}
-			b, err := rn.net.Bound(tr(rn, p, 0.5), 1)
+			b, err := rn.net.Bound(rsiTraffic(rn, p, 0.5), 1)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			rn.curves[pi].bound = b.Saturation
 		}
 	}
-	res, err := runAll(ctx, jobs, s.workers)
-	if err != nil {
-		return err
-	}
+	return runAll(ctx, jobs, s.workers)
+}
+
+// rsiCurves fills each net's curves with the means over the seeds and
+// returns the CSV of every single run.
+func rsiCurves(s rsiSetup, nets []*rsiNet, res []*flitsim.Result) string {
 	var csv strings.Builder
 	csv.WriteString("network,pattern,load,seed,offered,accepted,accepted_min,latency_mean,latency_p99,bound\n")
 	i := 0
 	for _, rn := range nets {
-		for pi, p := range pats {
+		for pi, p := range rsiPatterns {
 			c := &rn.curves[pi]
 			for _, l := range s.loads {
 				var off, acc, lat float64
@@ -137,9 +171,12 @@ func runRSI(ctx context.Context, s rsiSetup, dir string, md io.Writer) error {
 			c.sat, c.peak = saturation(c.offered, c.accepted, c.lat)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "rsi.csv"), []byte(csv.String()), 0o644); err != nil {
-		return err
-	}
+	return csv.String()
+}
+
+// writeRSIReport writes the Markdown table and, per pattern, the latency
+// and throughput plots of all networks.
+func writeRSIReport(dir string, md io.Writer, s rsiSetup, nets []*rsiNet) error {
 	base := filepath.Base(dir)
 	fmt.Fprintf(md, "Hops = router-to-router (switch-to-switch) hops of the %s tables over every ordered pair\n", s.engine)
 	fmt.Fprintf(md, "of nodes (BFS = shortest-path mean, so equal means minimal). Knee = highest offered load up\n")
@@ -155,7 +192,7 @@ func runRSI(ctx context.Context, s rsiSetup, dir string, md io.Writer) error {
 	}
 	table(md, []string{"network", "nodes", "VLs (fewest)", "avg hops", "BFS", "paper", "max hops", "uniform knee", "peak", "bound", "local knee", "peak", "bound"}, rows)
 	fmt.Fprintln(md)
-	for pi, p := range pats {
+	for pi, p := range rsiPatterns {
 		var lat, thr []series
 		for _, rn := range nets {
 			c := rn.curves[pi]
