@@ -48,34 +48,60 @@ func (s *sim) switchCycle(sw int32) bool {
 	ins := n.swIn[n.swInOff[sw]:n.swInOff[sw+1]]
 	s.stallWait = false
 	if s.swVA[sw] {
-		s.swVA[sw] = s.allocVCs(ins) || s.stallWait
+		if s.now < s.vaWait[sw] {
+			s.stallWait = true // VC allocation would only find stalls again
+		} else {
+			s.stallMin = 1<<63 - 1
+			refused := s.allocVCs(sw, ins)
+			s.swVA[sw] = refused || s.stallWait
+			s.vaWait[sw] = 0
+			if !refused && s.stallWait && n.pool == 1 {
+				s.vaWait[sw] = s.stallMin
+			}
+		}
 	}
-	return s.allocSwitch(ins) || s.stallWait
+	return s.allocSwitch(sw, ins) || s.stallWait
+}
+
+// wakeVA marks that VC allocation at switch sw may grant something new: a
+// head flit arrived, an output VC was released, or (virtual cut-through)
+// a whole packet's credits are back.
+//
+// Until then, a switch whose candidates all wait in their route stall
+// skips VC allocation up to the earliest stall's end (vaWait): nothing
+// else can change its outcome meanwhile. With VC pools a credit can make
+// another VC of a pool eligible, so pools always run it.
+func (s *sim) wakeVA(sw int32) {
+	s.swVA[sw] = true
+	s.vaWait[sw] = 0
 }
 
 // allocVCs runs VC allocation; it reports whether some eligible proposal
 // was refused (so that the stage must run again next cycle). Otherwise
-// only a new head flit, a released output VC or, for virtual cut-through,
-// credits for a whole packet can make a new grant possible, and those set
-// the switch's flag.
-func (s *sim) allocVCs(ins []int32) bool {
+// only a new head flit, a released output VC, the end of a route stall
+// (s.stallWait, s.stallMin) or, for virtual cut-through, credits for a
+// whole packet can make a new grant possible, and those set the switch's
+// flag.
+func (s *sim) allocVCs(sw int32, ins []int32) bool {
 	K := int32(len(ins)) << s.vs
 	islip := s.cfg.Allocator == ISLIP
 	for it := 0; it < s.its; it++ {
 		s.tick++
 		tick := s.tick
 		s.reqs = s.reqs[:0]
-		for i, li := range ins {
-			for m := s.inMask[li]; m != 0; m &= m - 1 {
-				vl := int32(bits.TrailingZeros32(m))
-				ivc := li<<s.vs | vl
-				if s.iv[ivc].active < 0 {
-					s.vcRequests(ivc, int32(i)<<s.vs|vl, islip)
+		for wi, base := int32(0), sw*s.inWords; wi < s.inWords; wi++ {
+			for mi := s.swIdleIn[base+wi]; mi != 0; mi &= mi - 1 {
+				i := wi<<6 | int32(bits.TrailingZeros64(mi))
+				li := ins[i]
+				// Input VCs holding packets, none of them in progress.
+				for m := s.inMask[li] &^ s.actMask[li]; m != 0; m &= m - 1 {
+					vl := int32(bits.TrailingZeros32(m))
+					s.vcRequests(li<<s.vs|vl, i<<s.vs|vl, islip)
 				}
 			}
 		}
 		if len(s.reqs) == 0 {
-			return s.stallWait
+			return false
 		}
 		// Each output VC picks the proposal closest after its pointer.
 		s.ovList = s.ovList[:0]
@@ -181,11 +207,13 @@ func (s *sim) routed(e int32) bool {
 	if s.cfg.RouteStall == 0 {
 		return true
 	}
-	if s.en[e].ready < 0 {
-		s.en[e].ready = s.now + int64(s.cfg.RouteStall)
+	en := &s.en[e]
+	if en.ready < 0 {
+		en.ready = s.now + int64(s.cfg.RouteStall)
 	}
-	if s.now < s.en[e].ready {
+	if r := en.ready; s.now < r {
 		s.stallWait = true
+		s.stallMin = min(s.stallMin, r)
 		return false
 	}
 	return true
@@ -211,6 +239,7 @@ func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
 	s.ov[q.ov].owner = q.ivc
 	s.iv[q.ivc].active = q.e
 	s.actMask[q.ivc>>s.vs] |= 1 << uint32(q.ivc&(1<<s.vs-1))
+	s.syncIn(q.ivc >> s.vs)
 	if movePtr {
 		s.ov[q.ov].vaPtr = (q.inKey + 1) % K
 		s.vaInPtr[q.ivc] = uint16(q.pos + 1)
@@ -218,11 +247,11 @@ func (s *sim) grantVC(q *vaReq, movePtr bool, K int32) {
 }
 
 // allocSwitch runs switch allocation and forwards the granted flits.
-func (s *sim) allocSwitch(ins []int32) bool {
+func (s *sim) allocSwitch(sw int32, ins []int32) bool {
 	moved, wait := false, false
 	for it := 0; it < s.its; it++ {
 		s.tick++
-		wait = s.saRequests(ins) || wait
+		wait = s.saRequests(sw, ins) || wait
 		if len(s.lkList) == 0 {
 			break
 		}
@@ -249,52 +278,55 @@ func (s *sim) allocSwitch(ins []int32) bool {
 // send a flit on it (s.lkList, s.lkMask, s.ovBest for this tick); round
 // robin leaves one VL per input. It reports whether a VL waits only for
 // its output link's bandwidth.
-func (s *sim) saRequests(ins []int32) (wait bool) {
+func (s *sim) saRequests(sw int32, ins []int32) (wait bool) {
 	tick := s.tick
-	vmask := int32(1)<<s.vs - 1
 	nowFP := s.now << 10
+	vmask := int32(1)<<s.vs - 1
 	s.lkList = s.lkList[:0]
-	for _, li := range ins {
-		if s.inUsed[li] == s.now {
-			continue
-		}
-		ready := uint32(0)
-		for m := s.actMask[li]; m != 0; m &= m - 1 {
-			vl := int32(bits.TrailingZeros32(m))
-			e := s.iv[li<<s.vs|vl].active
-			if s.en[e].arr <= s.en[e].sent {
+	for wi, base := int32(0), sw*s.inWords; wi < s.inWords; wi++ {
+		for mask := s.swActIn[base+wi]; mask != 0; mask &= mask - 1 {
+			li := ins[wi<<6|int32(bits.TrailingZeros64(mask))]
+			if s.inUsed[li] == s.now {
 				continue
 			}
-			ov := s.en[e].out
-			if s.ov[ov].credits <= 0 {
+			ready := uint32(0)
+			for m := s.actMask[li]; m != 0; m &= m - 1 {
+				vl := int32(bits.TrailingZeros32(m))
+				en := &s.en[s.iv[li<<s.vs|vl].active]
+				if en.arr <= en.sent {
+					continue
+				}
+				ov := en.out
+				if s.ov[ov].credits <= 0 {
+					continue
+				}
+				if s.freeAt[ov>>s.vs] > nowFP {
+					wait = true
+					continue
+				}
+				ready |= 1 << vl
+			}
+			if s.vct && s.inLock[li] >= 0 {
+				ready &= 1 << s.inLock[li] // the packet in progress keeps the input
+			}
+			if ready == 0 {
 				continue
 			}
-			if s.freeAt[ov>>s.vs] > nowFP {
-				wait = true
-				continue
+			if s.cfg.Allocator != ISLIP {
+				rot := bits.RotateLeft32(ready, -int(s.saPtr[li]))
+				ready = 1 << ((int(s.saPtr[li]) + bits.TrailingZeros32(rot)) & 31)
 			}
-			ready |= 1 << vl
-		}
-		if s.vct && s.inLock[li] >= 0 {
-			ready &= 1 << s.inLock[li] // the packet in progress keeps the input
-		}
-		if ready == 0 {
-			continue
-		}
-		if s.cfg.Allocator != ISLIP {
-			rot := bits.RotateLeft32(ready, -int(s.saPtr[li]))
-			ready = 1 << ((int(s.saPtr[li]) + bits.TrailingZeros32(rot)) & 31)
-		}
-		for r := ready; r != 0; r &= r - 1 {
-			ivc := li<<s.vs | int32(bits.TrailingZeros32(r))
-			ov := s.en[s.iv[ivc].active].out
-			lo := ov >> s.vs
-			if s.lkTick[lo] != tick {
-				s.lkTick[lo], s.lkMask[lo] = tick, 0
-				s.lkList = append(s.lkList, lo)
+			for r := ready; r != 0; r &= r - 1 {
+				ivc := li<<s.vs | int32(bits.TrailingZeros32(r))
+				ov := s.en[s.iv[ivc].active].out
+				lo := ov >> s.vs
+				if s.lkTick[lo] != tick {
+					s.lkTick[lo], s.lkMask[lo] = tick, 0
+					s.lkList = append(s.lkList, lo)
+				}
+				s.lkMask[lo] |= 1 << uint32(ov&vmask)
+				s.ovBest[ov] = ivc
 			}
-			s.lkMask[lo] |= 1 << uint32(ov&vmask)
-			s.ovBest[ov] = ivc
 		}
 	}
 	return wait
@@ -344,24 +376,28 @@ func (s *sim) islipGrants(it int) bool {
 func (s *sim) pickOut(lo int32) (arbChoice, bool) {
 	m := s.lkMask[lo]
 	if s.vct && s.outLock[lo] >= 0 {
-		if m &= 1 << s.outLock[lo]; m == 0 {
-			return arbChoice{}, false
-		}
+		m &= 1 << s.outLock[lo] // none ready: no choice
 	}
-	return s.arb.pick(&s.arbSt[lo], m)
+	if s.arb.table {
+		return s.arb.tablePick(&s.arbSt[lo], m)
+	}
+	return rrPick(s.arbSt[lo].rr, m)
 }
 
 // forward sends one flit of input VC ivc's packet in progress through the
 // crossbar onto its output link; c is the VL arbitration's choice at that
 // link and ready the VLs it chose from.
 func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
-	e := s.iv[ivc].active
-	ov := s.en[e].out
+	now := s.now
+	v := &s.iv[ivc]
+	e := v.active
+	en := &s.en[e]
+	ov := en.out
 	lo := ov >> s.vs
 	li := ivc >> s.vs
 	vl := uint8(ivc & (1<<s.vs - 1))
-	sent := s.en[e].sent + 1
-	s.en[e].sent = sent
+	en.sent++
+	sent := en.sent
 	var kind uint8
 	if sent == 1 {
 		kind = evHead
@@ -370,20 +406,21 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	if tail {
 		kind |= evTail
 	}
-	s.iv[ivc].flits--
-	s.st.occAdd(s.now, vl, -1, 0)
-	s.iv[ivc].stuck = s.now
-	s.inUsed[li] = s.now
-	s.wh.push(s.now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
-	s.ov[ov].credits--
+	v.flits--
+	v.stuck = now
+	s.st.occ[vl]--
+	s.inUsed[li] = now
+	s.wh.push(now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
+	o := &s.ov[ov]
+	o.credits--
 	if s.outPend != nil {
 		s.outPend[lo]--
 	}
-	s.freeAt[lo] = max(s.freeAt[lo], s.now<<10) + s.gap
-	s.wh.push(s.now+int64(s.n.lkDelay[lo]), event{link: lo, pkt: s.en[e].pkt, vl: c.vl, kind: kind})
+	s.freeAt[lo] = max(s.freeAt[lo], now<<10) + s.gap
+	s.wh.push(now+int64(s.n.lkDelay[lo]), event{link: lo, pkt: en.pkt, vl: c.vl, kind: kind})
 	s.arb.commit(&s.arbSt[lo], c, tail, ready)
 	s.flitHops++
-	s.lastMove = s.now
+	s.lastMove = now
 	if s.st.measuring {
 		s.st.linkFlits[lo]++
 	}
@@ -392,10 +429,11 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	}
 	if tail {
 		s.inLock[li], s.outLock[lo] = -1, -1
-		s.ov[ov].owner = -1
-		s.iv[ivc].active = -1
+		o.owner = -1
+		v.active = -1
 		s.actMask[li] &^= 1 << uint32(vl)
 		s.release(ivc, e)
-		s.swVA[s.n.lkDstSw[li]] = true
+		s.syncIn(li)
+		s.wakeVA(s.n.lkDstSw[li])
 	}
 }

@@ -48,3 +48,23 @@ func BenchmarkFlitHops_FatTree4x3_Shift(b *testing.B) {
 	}
 	b.ReportMetric(float64(hops)/b.Elapsed().Seconds(), "flit-hops/s")
 }
+
+// BenchmarkCycles_Torus8x8_BookSimRouter measures simulated cycles per
+// second in the configuration of the BookSim2 speed comparison
+// (bench/flitsim/booksim/speed.go): 8×8 torus, DOR, uniform 0.25, the
+// router of BookSim2's defaults (bookSimRouter).
+func BenchmarkCycles_Torus8x8_BookSimRouter(b *testing.B) {
+	n := network(b, torus(b, 8, "dor"), bookSimRouter)
+	tr := Traffic{Pattern: Uniform, Load: 0.25}
+	opt := RunOptions{Seed: 1, Warmup: 1000, Measure: 20000, Drain: 1000}
+	var cycles int64
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := n.Run(context.Background(), tr, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cycles += res.Cycles
+	}
+	b.ReportMetric(float64(cycles)/b.Elapsed().Seconds(), "cycles/s")
+}

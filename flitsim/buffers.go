@@ -13,41 +13,46 @@ package flitsim
 func (s *sim) arrive(sw int32, ev *event) {
 	l := ev.link
 	ivc := l<<s.vs | int32(ev.vl)
+	v := &s.iv[ivc]
 	var e int32
 	if ev.kind&evHead != 0 {
-		e = s.iv[ivc].free
-		s.iv[ivc].free = s.en[e].next
-		s.en[e].pkt, s.en[e].arr, s.en[e].sent, s.en[e].ready = ev.pkt, 0, 0, -1
+		e = v.free
+		en := &s.en[e]
+		v.free = en.next
+		en.pkt, en.arr, en.sent, en.ready = ev.pkt, 0, 0, -1
 		if s.n.pol != nil {
-			s.en[e].out = s.routePolicy(sw, l, ev.pkt)
-			s.outPend[s.en[e].out>>s.vs] += s.P
+			en.out = s.routePolicy(sw, l, ev.pkt)
+			s.outPend[en.out>>s.vs] += s.P
 		} else {
-			s.en[e].out = s.route(sw, l, ev.pkt)
+			en.out = s.route(sw, l, ev.pkt)
 		}
-		tail := s.iv[ivc].tail
-		s.en[e].next, s.en[e].prev = -1, tail
+		tail := v.tail
+		en.next, en.prev = -1, tail
 		if tail >= 0 {
 			s.en[tail].next = e
 		} else {
-			s.iv[ivc].head = e
+			v.head = e
 		}
-		s.iv[ivc].tail = e
-		if s.iv[ivc].count++; s.iv[ivc].count == 1 {
+		v.tail = e
+		if v.count++; v.count == 1 {
 			s.inMask[l] |= 1 << ev.vl
+			s.syncIn(l)
 		}
-		s.iv[ivc].arriving = e
-		s.swVA[sw] = true
+		v.arriving = e
+		if tail < 0 || s.voq || s.n.pool > 1 {
+			s.wakeVA(sw) // a new candidate for VC allocation
+		}
 	} else {
-		e = s.iv[ivc].arriving
+		e = v.arriving
 	}
 	s.en[e].arr++
-	if s.iv[ivc].flits == 0 {
-		s.iv[ivc].stuck = s.now
+	if v.flits == 0 {
+		v.stuck = s.now
 	}
-	s.iv[ivc].flits++
-	s.st.occAdd(s.now, ev.vl, 1, s.iv[ivc].flits)
+	v.flits++
+	s.st.occGrow(ev.vl, v.flits)
 	if ev.kind&evTail != 0 {
-		s.iv[ivc].arriving = -1
+		v.arriving = -1
 	}
 	s.wakeSwitch(sw)
 }
@@ -95,5 +100,23 @@ func (s *sim) sink(ev *event) {
 	}
 	if ev.kind&evTail != 0 {
 		s.deliver(ev.pkt)
+	}
+}
+
+// syncIn updates input link li's bits in its switch's input masks:
+// swActIn (a packet in progress) and swIdleIn (a packet waiting for VC
+// allocation), which let allocation visit only the inputs with work.
+func (s *sim) syncIn(li int32) {
+	loc := s.n.inLocal[li]
+	w, bit := s.n.lkDstSw[li]*s.inWords+loc>>6, uint64(1)<<(loc&63)
+	if s.actMask[li] != 0 {
+		s.swActIn[w] |= bit
+	} else {
+		s.swActIn[w] &^= bit
+	}
+	if s.inMask[li]&^s.actMask[li] != 0 {
+		s.swIdleIn[w] |= bit
+	} else {
+		s.swIdleIn[w] &^= bit
 	}
 }

@@ -54,6 +54,7 @@ func (s *sim) step() error {
 		}
 	}
 	s.st.window(s)
+	s.st.advance(s.now)
 	s.generate()
 	s.events()
 	s.injectAll()
@@ -143,7 +144,7 @@ func (s *sim) events() {
 			o.credits++
 			if sw := s.n.lkSrcSw[ev.link]; sw >= 0 {
 				if s.vct && o.credits == s.P {
-					s.swVA[sw] = true // room for a whole packet again
+					s.wakeVA(sw) // room for a whole packet again
 				}
 				s.wakeSwitch(sw)
 			} else {

@@ -93,10 +93,13 @@ type sim struct {
 
 	// Input VCs of switch inputs, their packet entries, per input link the
 	// VLs holding packets.
-	iv      []inVC
-	en      []entry
-	inMask  []uint32
-	actMask []uint32 // per input link: VLs with a packet holding an output VC
+	iv       []inVC
+	en       []entry
+	inMask   []uint32
+	actMask  []uint32 // per input link: VLs with a packet holding an output VC
+	inWords  int32    // words of a switch's input masks
+	swActIn  []uint64 // per switch (inWords words): inputs with actMask != 0
+	swIdleIn []uint64 // per switch: inputs with inMask &^ actMask != 0
 
 	// Allocation state and scratch.
 	saPtr   []uint8  // per input link: VL favoured by switch allocation
@@ -120,8 +123,10 @@ type sim struct {
 	grants  []saGrant
 
 	swMark     []int64
-	swVA       []bool // VC allocation may grant something new at the switch
-	stallWait  bool   // the switch has a candidate in its route stall
+	swVA       []bool  // VC allocation may grant something new at the switch
+	vaWait     []int64 // per switch: VC allocation finds only route stalls before this cycle
+	stallWait  bool    // the switch has a candidate in its route stall
+	stallMin   int64   // the earliest end of those stalls
 	active     []int32
 	nextActive []int32
 
@@ -202,7 +207,9 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 	}
 	S := n.g.NumSwitches()
 	s.swMark = make([]int64, S)
-	s.swVA = make([]bool, S)
+	s.swVA, s.vaWait = make([]bool, S), make([]int64, S)
+	s.inWords = int32(n.maxIn+63) >> 6
+	s.swActIn, s.swIdleIn = make([]uint64, S*int(s.inWords)), make([]uint64, S*int(s.inWords))
 	for i := range s.swMark {
 		s.swMark[i] = -1
 	}

@@ -97,6 +97,24 @@ func (st *stats) occAt(vl int, t int64) int64 {
 	return st.occInt[vl] + st.occ[vl]*(t-st.occLast[vl])
 }
 
+// advance integrates the occupancy up to cycle now, before the cycle's
+// changes: the flits moving within a cycle then only change st.occ
+// (occGrow), as they all happen at the same time.
+func (st *stats) advance(now int64) {
+	for vl, o := range st.occ {
+		st.occInt[vl] += o * (now - st.occLast[vl])
+		st.occLast[vl] = now
+	}
+}
+
+// occGrow records a flit entering a buffer of vl that now holds flits.
+func (st *stats) occGrow(vl uint8, flits int32) {
+	st.occ[vl]++
+	if flits > st.occMax[vl] && st.measuring {
+		st.occMax[vl] = flits
+	}
+}
+
 // occAdd changes the flits buffered on vl by delta at cycle now; flits is
 // the new fill of the buffer that grew (for the maximum).
 func (st *stats) occAdd(now int64, vl uint8, delta int64, flits int32) {
@@ -139,23 +157,45 @@ type LatencyStats struct {
 	Max   int64   `json:"max"`
 }
 
-// summarize sorts xs (in place) and computes its statistics; percentiles
-// are nearest-rank.
+// summarize computes the statistics of xs (it may reorder xs);
+// percentiles are nearest-rank. Latencies span a small range, so a
+// counting pass usually replaces the sort.
 func summarize(xs []int32) LatencyStats {
 	if len(xs) == 0 {
 		return LatencyStats{}
 	}
-	slices.Sort(xs)
+	lo, hi := xs[0], xs[0]
 	var sum int64
 	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
 		sum += int64(x)
 	}
-	rank := func(p float64) int64 {
+	rank := func(p float64) int {
 		k := int(p*float64(len(xs))+0.999999999) - 1
-		return int64(xs[min(max(k, 0), len(xs)-1)])
+		return min(max(k, 0), len(xs)-1)
 	}
-	return LatencyStats{
-		Count: int64(len(xs)), Mean: float64(sum) / float64(len(xs)),
-		P50: rank(0.5), P99: rank(0.99), Max: int64(xs[len(xs)-1]),
+	r50, r99 := rank(0.5), rank(0.99)
+	st := LatencyStats{Count: int64(len(xs)), Mean: float64(sum) / float64(len(xs)), Max: int64(hi)}
+	if span := int64(hi) - int64(lo); span > 4*int64(len(xs))+1024 {
+		slices.Sort(xs)
+		st.P50, st.P99 = int64(xs[r50]), int64(xs[r99])
+		return st
 	}
+	counts := make([]int32, int(hi-lo)+1)
+	for _, x := range xs {
+		counts[x-lo]++
+	}
+	seen := 0
+	for v, c := range counts {
+		next := seen + int(c)
+		if seen <= r50 && r50 < next {
+			st.P50 = int64(lo) + int64(v)
+		}
+		if seen <= r99 && r99 < next {
+			st.P99 = int64(lo) + int64(v)
+			break
+		}
+		seen = next
+	}
+	return st
 }

@@ -3,6 +3,8 @@ package flitsim
 import (
 	"context"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -63,5 +65,35 @@ func TestSummarize(t *testing.T) {
 	}
 	if (summarize(nil) != LatencyStats{}) {
 		t.Error("empty summary")
+	}
+}
+
+// TestSummarizeMatchesSort checks the counting pass against the
+// nearest-rank definition on sorted data, for narrow and wide spans.
+func TestSummarizeMatchesSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(300)
+		span := int32(1 + rng.IntN(5000))
+		if trial%3 == 0 {
+			span = 1 << 30
+		}
+		xs := make([]int32, n)
+		for i := range xs {
+			xs[i] = rng.Int32N(span)
+		}
+		ref := append([]int32(nil), xs...)
+		slices.Sort(ref)
+		var sum int64
+		for _, x := range ref {
+			sum += int64(x)
+		}
+		at := func(p float64) int64 {
+			return int64(ref[min(max(int(p*float64(n)+0.999999999)-1, 0), n-1)])
+		}
+		want := LatencyStats{Count: int64(n), Mean: float64(sum) / float64(n), P50: at(0.5), P99: at(0.99), Max: int64(ref[n-1])}
+		if got := summarize(xs); got != want {
+			t.Fatalf("trial %d (n %d, span %d): summarize = %+v, want %+v", trial, n, span, got, want)
+		}
 	}
 }

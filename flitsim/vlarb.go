@@ -83,29 +83,36 @@ func arbHas(a *VLArbitration, vl uint8) bool {
 }
 
 // pick chooses among the VLs in ready (a non-empty bit set) without
-// changing st; ok is false when no ready VL has weight.
+// changing st; ok is false when no ready VL has weight. Round-robin is
+// small enough to be inlined in the allocation loop.
 func (a *arbiter) pick(st *arbState, ready uint32) (c arbChoice, ok bool) {
-	if !a.table {
-		// Round-robin: the first ready VL at or after st.rr.
-		rot := bits.RotateLeft32(ready, -int(st.rr))
-		if rot == 0 {
-			return c, false
-		}
-		c.vl = uint8((int(st.rr) + bits.TrailingZeros32(rot)) & 31)
-		return c, true
+	if a.table {
+		return a.tablePick(st, ready)
 	}
+	return rrPick(st.rr, ready)
+}
+
+// rrPick is round-robin: the first ready VL at or after rr.
+func rrPick(rr uint8, ready uint32) (c arbChoice, ok bool) {
+	rot := bits.RotateLeft32(ready, -int(rr))
+	c.vl = uint8((int(rr) + bits.TrailingZeros32(rot)) & 31)
+	return c, rot != 0
+}
+
+// tablePick is pick with InfiniBand tables.
+func (a *arbiter) tablePick(st *arbState, ready uint32) (c arbChoice, ok bool) {
 	hi, lo := ready&a.hiMask, ready&a.loMask
 	useLow := lo != 0 && (hi == 0 || st.lowTurn || (a.limit >= 0 && st.hiSent >= a.limit))
 	if useLow {
-		return tablePick(a.low, st.loIdx, st.loLeft, lo, true)
+		return tableEntry(a.low, st.loIdx, st.loLeft, lo, true)
 	}
 	if hi != 0 {
-		return tablePick(a.high, st.hiIdx, st.hiLeft, hi, false)
+		return tableEntry(a.high, st.hiIdx, st.hiLeft, hi, false)
 	}
 	return c, false
 }
 
-func tablePick(t []arbEntry, idx uint8, left int32, ready uint32, low bool) (arbChoice, bool) {
+func tableEntry(t []arbEntry, idx uint8, left int32, ready uint32, low bool) (arbChoice, bool) {
 	if len(t) == 0 {
 		return arbChoice{}, false
 	}
@@ -133,6 +140,11 @@ func (a *arbiter) commit(st *arbState, c arbChoice, tail bool, ready uint32) {
 		st.rr = c.vl + 1
 		return
 	}
+	a.tableCommit(st, c, tail, ready)
+}
+
+// tableCommit is commit with InfiniBand tables.
+func (a *arbiter) tableCommit(st *arbState, c arbChoice, tail bool, ready uint32) {
 	if c.low {
 		if c.kept {
 			st.loLeft--
