@@ -211,19 +211,7 @@ func (s *sim) inject(i int32) bool {
 	if s.freeAt[l] > s.now<<10 {
 		return true
 	}
-	ready := uint32(0)
-	for m := s.nicMask[i]; m != 0; m &= m - 1 {
-		vl := int32(bits.TrailingZeros32(m))
-		vc := vl
-		if s.n.pool > 1 {
-			vc = s.nicPoolVC(l, i*s.V+vl)
-		}
-		cr := s.ov[l<<s.vs|vc].credits
-		if cr <= 0 || (s.vct && s.nicSent[i*s.V+vl] == 0 && cr < s.P) {
-			continue
-		}
-		ready |= 1 << vl
-	}
+	ready := s.nicReady(i, l)
 	if ready == 0 {
 		return false // a credit wakes the node
 	}
@@ -286,6 +274,26 @@ func (s *sim) inject(i int32) bool {
 		s.shift.sent(s, s.pk[p].msg)
 	}
 	return s.nicMask[i] != 0
+}
+
+// nicReady returns the VLs of node i (injection link l) whose next flit
+// may go: a credit, and for a new packet under virtual cut-through room
+// for all of it.
+func (s *sim) nicReady(i, l int32) uint32 {
+	ready := uint32(0)
+	for m := s.nicMask[i]; m != 0; m &= m - 1 {
+		vl := int32(bits.TrailingZeros32(m))
+		vc := vl
+		if s.n.pool > 1 {
+			vc = s.nicPoolVC(l, i*s.V+vl)
+		}
+		cr := s.ov[l<<s.vs|vc].credits
+		if cr <= 0 || (s.vct && s.nicSent[i*s.V+vl] == 0 && cr < s.P) {
+			continue
+		}
+		ready |= 1 << vl
+	}
+	return ready
 }
 
 // deliver records packet p, whose tail has just arrived.
