@@ -234,9 +234,19 @@ func (st *State) baseBit(b int64) int64 {
 }
 
 // turnBases returns, per turn of v's fabric, base's turn.
+// It is forTurns without the call per turn: RepairBase and every
+// incremental verification map the whole fabric's turns.
 func turnBases(v, base *verifier, toBase []int32) []int32 {
+	g, gb := v.g, base.g
 	tb := make([]int32, v.tbase[len(v.tbase)-1])
-	forTurns(v, base, toBase, func(t, b int64) { tb[t] = int32(b) })
+	for c := range int32(g.NumChannels()) {
+		h, cb := g.Head[c], toBase[c]
+		b0 := base.tbase[cb] - int64(gb.Off[gb.Head[cb]])
+		out := tb[v.tbase[c] : v.tbase[c]+int64(g.Degree(h))]
+		for k, e := range toBase[g.Off[h]:g.Off[h+1]] {
+			out[k] = int32(b0 + int64(e))
+		}
+	}
 	return tb
 }
 

@@ -43,13 +43,12 @@ func (st *State) RepairBase(g *fabric.Graph, r *lft.Routing) (broken []int, turn
 	for vl := range turns {
 		turns[vl] = make([]uint64, nwords)
 	}
-	tbs := make([]int32, v.tbase[len(v.tbase)-1])
-	forTurns(v, st.base, m.compose(st.toBase), func(t, tb int64) {
-		tbs[t] = int32(tb)
-		for b := k.vls(tb); b != 0; b &= b - 1 {
+	tbs := turnBases(v, st.base, m.compose(st.toBase))
+	for t, tb := range tbs {
+		for b := k.vls(int64(tb)); b != 0; b &= b - 1 {
 			turns[bits.TrailingZeros64(b)][t>>6] |= 1 << (t & 63)
 		}
-	})
+	}
 	st.memo.Store(&repairMemo{g: g, k: k, turnBase: tbs, lids: broken})
 	return broken, turns, true
 }

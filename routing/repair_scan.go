@@ -20,6 +20,10 @@ type brokenDest struct {
 	col    []uint8 // its entry at every switch (a copy)
 	src    []uint8 // per-source SLs towards it, one per switch (nil: per-destination SLs)
 	breaks int
+	// state and freshDest are the classification the scan made (see
+	// destTree.reload); nil state: settle classifies the column again.
+	state     []uint8
+	freshDest bool
 }
 
 // scanWorker is the scratch of one scan goroutine.
@@ -168,7 +172,8 @@ func (rp *repairer) scanState(st *cdg.State) ([][]uint64, []brokenDest, int, boo
 			}
 			tree.spread()
 			if tree.breaks > 0 {
-				bd := brokenDest{d: d, col: slices.Clone(col), breaks: tree.breaks}
+				bd := brokenDest{d: d, col: slices.Clone(col), breaks: tree.breaks,
+					state: slices.Clone(tree.state), freshDest: tree.freshDest}
 				if src != nil {
 					bd.src = slices.Clone(src)
 				}

@@ -96,7 +96,11 @@ func (rp *repairer) settle(bd *brokenDest, mode settleMode) (int, error) {
 	g, t := rp.g, rp.tree
 	col := rp.col
 	copy(col, bd.col)
-	t.load(bd.d, col)
+	if bd.state != nil {
+		t.reload(bd, col)
+	} else {
+		t.load(bd.d, col)
+	}
 	if mode.whole && !t.whole {
 		for x := range t.state {
 			if t.state[x] == stOK && int32(x) != t.dsw {

@@ -130,6 +130,25 @@ func (t *destTree) load(d int, col []uint8) bool {
 	return true
 }
 
+// reload is load of bd's column (col, a copy) from the classification
+// the scan kept, which depends on the column and the fabric only: it
+// sets nxt and restores state without walking the tree again.
+func (t *destTree) reload(bd *brokenDest, col []uint8) {
+	g := t.g
+	sw, term := g.Owner(bd.d)
+	if term >= 0 {
+		sw = g.Terms[term].Switch
+	}
+	t.d, t.dsw, t.col = bd.d, sw, col
+	for x, p := range col {
+		t.nxt[x] = g.ChannelAt(int32(x), p)
+	}
+	t.nxt[sw] = -1
+	t.whole = t.fresh[sw] || (t.revived != nil && t.revived[bd.d])
+	t.freshDest, t.breaks = bd.freshDest, bd.breaks
+	copy(t.state, bd.state)
+}
+
 // classify sets state from nxt and counts the break points again, loops
 // included. O(switches).
 func (t *destTree) classify() {
