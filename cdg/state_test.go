@@ -11,6 +11,7 @@ import (
 	"github.com/nuesm/nuesm/cdg"
 	_ "github.com/nuesm/nuesm/dfsssp" // registers "dfsssp"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/enginetest"
 	"github.com/nuesm/nuesm/lft"
 	_ "github.com/nuesm/nuesm/nue" // registers "nue"
 	"github.com/nuesm/nuesm/routing"
@@ -25,20 +26,6 @@ import (
 // one VL: cycles); then a second failure on top, verified against the
 // State of the first. The reports must be equal field by field.
 
-type stateFabric struct {
-	name string
-	make func() (*topo.Topology, error)
-	vls  int
-}
-
-var stateFabrics = []stateFabric{
-	{"fattree-k4-n3", func() (*topo.Topology, error) { return topo.FatTree(4, 3, 0) }, 4},
-	{"torus-4x4x4", func() (*topo.Topology, error) { return topo.Torus([]int{4, 4, 4}, 2, false) }, 12},
-	{"mesh-5x5", func() (*topo.Topology, error) { return topo.Torus([]int{5, 5}, 2, true) }, 4},
-	{"random-40-d5", func() (*topo.Topology, error) { return topo.Random(40, 5, 2, 7) }, 8},
-	{"dragonfly-2-4-2-9", func() (*topo.Topology, error) { return topo.Dragonfly(2, 4, 2, 9) }, 8},
-}
-
 // stateTally counts the verdicts the comparisons saw, so that the test
 // can insist that it exercised each kind.
 type stateTally struct {
@@ -52,29 +39,22 @@ func TestStateVerifyMatchesFull(t *testing.T) {
 	}
 	var tally stateTally
 	memos0 := cdg.MemosTaken.Load()
-	for _, fb := range stateFabrics {
-		tp, err := fb.make()
-		if err != nil {
-			t.Fatal(err)
-		}
-		g0, err := fabric.Compile(tp.Fabric)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, fb := range enginetest.RepairFabrics {
+		tp, g0 := fb.Build(t)
 		for _, engine := range []string{"nue", "dfsssp", "ftree"} {
 			e, err := routing.Lookup(engine)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r0, err := e.Route(context.Background(), g0, routing.Options{MaxVLs: fb.vls})
+			r0, err := e.Route(context.Background(), g0, routing.Options{MaxVLs: fb.VLs})
 			if err != nil {
-				t.Logf("%s/%s: not routed: %v", fb.name, engine, err)
+				t.Logf("%s/%s: not routed: %v", fb.Name, engine, err)
 				continue
 			}
 			for _, examples := range []int{0, 2} {
-				opt := routing.VerifyOptions(e, routing.Options{MaxVLs: fb.vls})
+				opt := routing.VerifyOptions(e, routing.Options{MaxVLs: fb.VLs})
 				opt.MaxExamples = examples
-				t.Run(fmt.Sprintf("%s/%s/examples=%d", fb.name, engine, examples), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/%s/examples=%d", fb.Name, engine, examples), func(t *testing.T) {
 					sr := &stateRun{t: t, tally: &tally, f: tp.Fabric, r0: r0, st: stateOf(t, g0, r0, opt), e: e, opt: opt}
 					for seed := uint64(1); seed <= seeds; seed++ {
 						for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed, SkipCritical: true}, {Links: 3, Seed: seed}} {

@@ -12,41 +12,13 @@ import (
 	"github.com/nuesm/nuesm/cdg"
 	_ "github.com/nuesm/nuesm/dfsssp" // registers "dfsssp"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/enginetest"
 	"github.com/nuesm/nuesm/lft"
 	_ "github.com/nuesm/nuesm/nue" // registers "nue"
 	"github.com/nuesm/nuesm/routing"
 	_ "github.com/nuesm/nuesm/sar" // registers "sar-nue", "sar-dfsssp"
 	"github.com/nuesm/nuesm/topo"
 )
-
-// repairFabric is one fabric of the repair tests.
-type repairFabric struct {
-	name string
-	make func() (*topo.Topology, error)
-	vls  int
-}
-
-var repairFabrics = []repairFabric{
-	{"fattree-k4-n3", func() (*topo.Topology, error) { return topo.FatTree(4, 3, 0) }, 4},
-	{"torus-4x4x4", func() (*topo.Topology, error) { return topo.Torus([]int{4, 4, 4}, 2, false) }, 12},
-	{"mesh-5x5", func() (*topo.Topology, error) { return topo.Torus([]int{5, 5}, 2, true) }, 4},
-	{"random-40-d5", func() (*topo.Topology, error) { return topo.Random(40, 5, 2, 7) }, 8},
-	{"dragonfly-2-4-2-9", func() (*topo.Topology, error) { return topo.Dragonfly(2, 4, 2, 9) }, 8},
-}
-
-// build generates and compiles the fabric.
-func (fb repairFabric) build(t testing.TB) (*topo.Topology, *fabric.Graph) {
-	t.Helper()
-	tp, err := fb.make()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := fabric.Compile(tp.Fabric)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tp, g
-}
 
 // repairCase is one routed fabric and one failure.
 type repairCase struct {
@@ -199,21 +171,21 @@ func TestRepairRandomFailures(t *testing.T) {
 	if testing.Short() {
 		seeds = 3
 	}
-	for _, fb := range repairFabrics {
-		tp, g0 := fb.build(t)
+	for _, fb := range enginetest.RepairFabrics {
+		tp, g0 := fb.Build(t)
 		for _, engine := range engines {
-			t.Run(fb.name+"/"+engine, func(t *testing.T) {
-				old, e, err := routeFor(t, g0, engine, fb.vls)
+			t.Run(fb.Name+"/"+engine, func(t *testing.T) {
+				old, e, err := routeFor(t, g0, engine, fb.VLs)
 				if err != nil {
-					t.Skipf("%s does not route %s: %v", engine, fb.name, err)
+					t.Skipf("%s does not route %s: %v", engine, fb.Name, err)
 				}
 				fails, tries, changedSum, usedSum, fromState := 0, 0, 0, 0, 0
-				_, vst, _ := routing.VerifyState(g0, old, e, routing.Options{MaxVLs: fb.vls}, nil)
+				_, vst, _ := routing.VerifyState(g0, old, e, routing.Options{MaxVLs: fb.VLs}, nil)
 				for seed := uint64(1); seed <= seeds; seed++ {
 					for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed}, {Links: 3, Seed: seed}} {
 						rc := failed(t, tp, g0, old, spec)
 						tries++
-						st, used, err := checkRepair(t, rc, e, fb.vls, vst)
+						st, used, err := checkRepair(t, rc, e, fb.VLs, vst)
 						if used {
 							fromState++
 						}
@@ -295,17 +267,17 @@ func TestRepairRefuses(t *testing.T) {
 // cable, every entry changed leads into it, the changes stay within 5× the
 // entries that used it before it failed, and no path gets longer.
 func TestRepairReturns(t *testing.T) {
-	for _, fb := range repairFabrics {
-		tp, g0 := fb.build(t)
+	for _, fb := range enginetest.RepairFabrics {
+		tp, g0 := fb.Build(t)
 		for _, engine := range []string{"nue", "dfsssp"} {
-			t.Run(fb.name+"/"+engine, func(t *testing.T) {
-				old, e, err := routeFor(t, g0, engine, fb.vls)
+			t.Run(fb.Name+"/"+engine, func(t *testing.T) {
+				old, e, err := routeFor(t, g0, engine, fb.VLs)
 				if err != nil {
-					t.Skipf("%s does not route %s: %v", engine, fb.name, err)
+					t.Skipf("%s does not route %s: %v", engine, fb.Name, err)
 				}
 				for seed := uint64(1); seed <= 4; seed++ {
 					for _, spec := range []topo.FailureSpec{{Links: 1, Seed: seed}, {Switches: 1, Seed: seed}} {
-						checkReturn(t, failed(t, tp, g0, old, spec), e, fb.vls, spec.Links > 0)
+						checkReturn(t, failed(t, tp, g0, old, spec), e, fb.VLs, spec.Links > 0)
 					}
 				}
 			})
@@ -439,10 +411,10 @@ func TestRepairGarbage(t *testing.T) {
 // TestRepairWorkers: the scan runs on GOMAXPROCS goroutines; the result
 // does not depend on how many.
 func TestRepairWorkers(t *testing.T) {
-	fb := repairFabrics[3]
-	tp, g0 := fb.build(t)
+	fb := enginetest.RepairFabrics[3]
+	tp, g0 := fb.Build(t)
 	for _, engine := range []string{"nue", "dfsssp"} {
-		old, _, err := routeFor(t, g0, engine, fb.vls)
+		old, _, err := routeFor(t, g0, engine, fb.VLs)
 		if err != nil {
 			t.Fatal(err)
 		}
