@@ -3,12 +3,11 @@ package cdg_test
 import (
 	"context"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/enginetest"
 	"github.com/nuesm/nuesm/lft"
 	_ "github.com/nuesm/nuesm/nue" // registers "nue"
 	"github.com/nuesm/nuesm/routing"
@@ -81,7 +80,7 @@ func benchVerify(b *testing.B, name string, opt cdg.Options) {
 	g, r, _ := verifyFixture(b, name)
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer reportCPU(b, cpuTime())
+	defer enginetest.ReportCPU(b, enginetest.CPUTime())
 	for b.Loop() {
 		// MinHop's torus tables and its switch paths on the fat tree
 		// deadlock: the report is complete all the same.
@@ -99,7 +98,7 @@ func benchVerifyDaemon(b *testing.B, name string) {
 	opt := routing.Options{MaxVLs: r.NumVLs}
 	b.ReportAllocs()
 	b.ResetTimer()
-	defer reportCPU(b, cpuTime())
+	defer enginetest.ReportCPU(b, enginetest.CPUTime())
 	for b.Loop() {
 		if _, err := routing.Verify(g, r, e, opt); err != nil {
 			b.Fatal(err)
@@ -152,18 +151,3 @@ func benchMeasure(b *testing.B, name string) {
 
 func BenchmarkMeasure_FatTree3_k12(b *testing.B) { benchMeasure(b, "fattree12-3") }
 func BenchmarkMeasure_Torus8x8x8(b *testing.B)   { benchMeasure(b, "torus8x8x8") }
-
-// cpuTime returns the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU reports the CPU time per operation since start: on a shared
-// machine it moves less with the load than the wall time does.
-func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
-}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/enginetest"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -92,14 +91,14 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		b.Run("repair/"+fx.names[k], func(b *testing.B) { repaired[k] = benchRepair(b, fx, k) })
 	}
 	b.Run("verify/"+fx.names[0], func(b *testing.B) {
-		cpu := cpuTime()
+		cpu := enginetest.CPUTime()
 		for i := 0; i < b.N; i++ {
 			if _, err := routing.Verify(c0.g1, repaired[0], fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.StopTimer()
-		reportCPU(b, cpu)
+		enginetest.ReportCPU(b, cpu)
 	})
 	// The daemon keeps the State of the published routing (verified in
 	// full, with counts: verify-state) and verifies a repair against it.
@@ -113,7 +112,7 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		}
 	}
 	b.Run("verify-state/intact", func(b *testing.B) {
-		cpu := cpuTime()
+		cpu := enginetest.CPUTime()
 		for i := 0; i < b.N; i++ {
 			var err error
 			if _, st0, err = cdg.VerifyState(fx.g0, fx.old, vopt); err != nil || st0 == nil {
@@ -121,12 +120,12 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		reportCPU(b, cpu)
+		enginetest.ReportCPU(b, cpu)
 	})
 	b.Run("verify-incremental/"+fx.names[0], func(b *testing.B) {
 		state0(b)
 		var st *cdg.State
-		cpu := cpuTime()
+		cpu := enginetest.CPUTime()
 		for i := 0; i < b.N; i++ {
 			var err error
 			if _, st, err = st0.Verify(c0.g1, repaired[0], vopt); err != nil || st == nil {
@@ -134,13 +133,13 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		reportCPU(b, cpu)
+		enginetest.ReportCPU(b, cpu)
 		b.ReportMetric(float64(st.Walked()), "dests-walked")
 	})
 	b.Run("repair-state/"+fx.names[0], func(b *testing.B) {
 		state0(b)
 		var st routing.RepairStats
-		cpu := cpuTime()
+		cpu := enginetest.CPUTime()
 		for i := 0; i < b.N; i++ {
 			var r *lft.Routing
 			var err error
@@ -149,7 +148,7 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		reportCPU(b, cpu)
+		enginetest.ReportCPU(b, cpu)
 		b.ReportMetric(float64(st.Walked), "dests-walked")
 	})
 	// The daemon's path after a failure: repair from the State, then
@@ -161,7 +160,7 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 			var r *lft.Routing
 			var rst routing.RepairStats
 			var vst *cdg.State
-			cpu := cpuTime()
+			cpu := enginetest.CPUTime()
 			for i := 0; i < b.N; i++ {
 				var err error
 				if r, rst, err = routing.RepairWith(ctx, rc.g1, rc.old, routing.RepairOptions{State: st0}); err != nil {
@@ -172,7 +171,7 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			reportCPU(b, cpu)
+			enginetest.ReportCPU(b, cpu)
 			if !lft.Equal(r, repaired[k]) {
 				b.Fatal("the repair from the State differs from the repair without")
 			}
@@ -184,14 +183,14 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 		var r *lft.Routing
 		var st routing.RepairStats
 		var err error
-		cpu := cpuTime()
+		cpu := enginetest.CPUTime()
 		for i := 0; i < b.N; i++ {
 			if r, st, err = routing.RepairWith(ctx, c0.g0, repaired[0], routing.RepairOptions{Before: c0.g1}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.StopTimer()
-		reportCPU(b, cpu)
+		enginetest.ReportCPU(b, cpu)
 		if _, err := routing.Verify(c0.g0, r, fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
 			b.Fatalf("tables fail verification: %v", err)
 		}
@@ -212,14 +211,14 @@ func benchFull(b *testing.B, fx *repairBench) {
 	c0 := fx.cases[0]
 	var r *lft.Routing
 	var err error
-	cpu := cpuTime()
+	cpu := enginetest.CPUTime()
 	for i := 0; i < b.N; i++ {
 		if r, err = fx.e.Route(context.Background(), c0.g1, routing.Options{MaxVLs: fx.vls}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
-	reportCPU(b, cpu)
+	enginetest.ReportCPU(b, cpu)
 	b.ReportMetric(float64(changed(c0.g0, c0.g1, fx.old, r)), "entries-changed")
 	b.ReportMetric(meanHops(c0.g1, r), "hops-mean")
 	b.ReportMetric(fx.hops0, "hops-mean-before")
@@ -231,14 +230,14 @@ func benchRepair(b *testing.B, fx *repairBench, k int) *lft.Routing {
 	rc := fx.cases[k]
 	var r *lft.Routing
 	var err error
-	cpu := cpuTime()
+	cpu := enginetest.CPUTime()
 	for i := 0; i < b.N; i++ {
 		if r, _, err = routing.Repair(context.Background(), rc.g1, rc.old); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
-	reportCPU(b, cpu)
+	enginetest.ReportCPU(b, cpu)
 	if _, err := routing.Verify(rc.g1, r, fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
 		b.Fatalf("repaired tables fail verification: %v", err)
 	}
@@ -246,19 +245,4 @@ func benchRepair(b *testing.B, fx *repairBench, k int) *lft.Routing {
 	b.ReportMetric(float64(rc.used), "entries-used")
 	b.ReportMetric(meanHops(rc.g1, r), "hops-mean")
 	return r
-}
-
-// cpuTime returns the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU reports the CPU time per operation since start: on a shared
-// machine it moves less with the load than the wall time does.
-func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
 }
