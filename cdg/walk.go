@@ -35,6 +35,7 @@ type walker struct {
 	own     []uint64
 	touched []int64
 	paired  bool     // dest walked a destination pair by pair
+	memo    treeMemo // the trees settled, per destination switch (see same)
 	cnt     []uint16 // per dependency bit, when a State is kept: this walker's destinations setting it
 
 	pairs, deliv, unconn, loops, dead int64
