@@ -121,9 +121,9 @@ func benchChainW(b *testing.B, fab string, k, workers int) {
 
 // The random fabric of bench/opensm (128 switches of degree 4, 8 CAs
 // each, seed 1), route and verify, at 1 and 8 VLs.
-func BenchmarkNueChain_Random128_k1(b *testing.B) { benchChain(b, "random128-8", 1) }
-func BenchmarkNueChain_Random128_k8(b *testing.B) { benchChain(b, "random128-8", 8) }
-func BenchmarkNue_Random128_k1(b *testing.B)      { benchEngine(b, "nue", "random128-8", 1) }
-func BenchmarkNue_Random128_k8(b *testing.B)      { benchEngine(b, "nue", "random128-8", 8) }
+func BenchmarkNueChain_Random128_k1(b *testing.B)    { benchChain(b, "random128-8", 1) }
+func BenchmarkNueChain_Random128_k8(b *testing.B)    { benchChain(b, "random128-8", 8) }
+func BenchmarkNue_Random128_k1(b *testing.B)         { benchEngine(b, "nue", "random128-8", 1) }
+func BenchmarkNue_Random128_k8(b *testing.B)         { benchEngine(b, "nue", "random128-8", 8) }
 func BenchmarkNueChain_Random128_k1_W1(b *testing.B) { benchChainW(b, "random128-8", 1, 1) }
 func BenchmarkNueChain_Random128_k8_W1(b *testing.B) { benchChainW(b, "random128-8", 8, 1) }
