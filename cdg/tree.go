@@ -77,10 +77,8 @@ func (w *walker) same(t *destTree) (int32, uint32, bool) {
 	if d0 == 0 || m.dvl[t.dsw] != t.dvl && t.sl == nil {
 		return 0, 0, false
 	}
-	for x := int32(0); x < S; x++ {
-		if row := v.r.Row(x); row[d] != row[d0] && x != t.dsw {
-			return 0, 0, false
-		}
+	if !w.sameHops(d, d0, t.col, t.dsw) {
+		return 0, 0, false
 	}
 	if t.sl != nil {
 		for x := int32(0); x < S; x++ {
@@ -90,6 +88,28 @@ func (w *walker) same(t *destTree) (int32, uint32, bool) {
 		}
 	}
 	return m.found[t.dsw], m.mask[t.dsw], true
+}
+
+// sameHops reports whether every switch but dsw forwards LID d (next
+// hops col) on the channel it forwards d0 on: from the block's columns
+// when d0 is in the walker's block, else from the tables (the same port).
+func (w *walker) sameHops(d, d0 int, col []int32, dsw int32) bool {
+	v, S := w.v, int32(len(col))
+	if w.inBlock && d0 >= w.blk0 {
+		col0 := w.cb[(d0-w.blk0)*int(S):][:S]
+		for x := range S {
+			if col[x] != col0[x] && x != dsw {
+				return false
+			}
+		}
+		return true
+	}
+	for x := range S {
+		if row := v.r.Row(x); row[d] != row[d0] && x != dsw {
+			return false
+		}
+	}
+	return true
 }
 
 // remember keeps t, settled with results found and mask, for same.
