@@ -59,15 +59,23 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 			}
 		}
 	}
-	// Each worker computes the next source's dependencies; they are added
-	// in source order.
-	trees := make([]spTree, parallel.Workers(len(srcs), workers))
-	_ = parallel.Ordered(context.Background(), len(srcs), workers, func(w, i int) {
-		trees[w].build(g, srcs[i])
-		acc.depend(&trees[w])
-	}, func(w, _ int) {
-		acc.add(&trees[w])
-	})
+	// In rounds of up to len(trees) sources: the workers compute the
+	// round's trees, each in its own slot, then they are added in source
+	// order. A round holds many trees on small fabrics, where a source's
+	// work is too short to hand over one at a time.
+	nw := parallel.Workers(len(srcs), workers)
+	trees := make([]spTree, min(len(srcs), max(nw, treeBudget/treeBytes(g, len(reps)))))
+	for lo := 0; lo < len(srcs); lo += len(trees) {
+		round := srcs[lo:min(lo+len(trees), len(srcs))]
+		_ = parallel.For(context.Background(), len(round), nw, func(_, i int) error {
+			trees[i].build(g, round[i])
+			acc.depend(&trees[i])
+			return nil
+		})
+		for i := range round {
+			acc.add(&trees[i])
+		}
+	}
 	acc.roots(comp, roots)
 	for i, j := range same {
 		if j != i {
@@ -75,6 +83,15 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 		}
 	}
 	return roots
+}
+
+// treeBudget bounds the memory of the trees centralRoots keeps at a time.
+const treeBudget = 1 << 20
+
+// treeBytes estimates the memory of one spTree of g with dependencies for
+// a layers.
+func treeBytes(g *fabric.Graph, a int) int {
+	return g.NumSwitches()*(4+8+4+4+8*a) + 4*g.NumChannels()
 }
 
 // spTree holds the shortest paths from one source switch: the switches it

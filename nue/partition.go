@@ -178,15 +178,17 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 		return nil, fmt.Errorf("nue: unknown partition %q, expected %s, %s, %s or %s", how, Auto, RoundRobin, Locality, Switches)
 	}
 	for i := range layers {
-		slices.SortStableFunc(layers[i], func(a, b dest) int {
+		if how == Locality {
+			spreadOrder(layers[i], g.NumSwitches())
+			continue
+		}
+		// LIDs are distinct: (phase, LID) orders fully.
+		slices.SortFunc(layers[i], func(a, b dest) int {
 			if a.phase != b.phase {
 				return int(a.phase) - int(b.phase)
 			}
 			return int(a.lid - b.lid)
 		})
-		if how == Locality {
-			spreadOrder(layers[i], g.NumSwitches())
-		}
 	}
 	return layers, nil
 }
@@ -262,8 +264,8 @@ func bisectSwitches(g *fabric.Graph, weight []int64, k int) []int32 {
 	return part
 }
 
-// spreadOrder reorders the terminal LIDs of one layer (sorted by phase,
-// then LID) so that consecutive destinations lie far apart: their
+// spreadOrder orders the destinations of one layer by phase, then LID,
+// and then reorders its terminal LIDs so that consecutive destinations lie far apart: their
 // switches in the bit-reversed order of their rank in the layer (the van
 // der Corput sequence), each switch's LIDs together in LID order; switch
 // LIDs stay as they are. In direct networks a layer routed in LID order
@@ -287,14 +289,15 @@ func spreadOrder(ds []dest, S int) {
 	for i, s := range sws {
 		rank[s] = int32(bits.Reverse32(uint32(i)) >> (32 - nb))
 	}
-	slices.SortStableFunc(ds, func(a, b dest) int {
+	// LIDs are distinct: (phase, rank, LID) orders fully.
+	slices.SortFunc(ds, func(a, b dest) int {
 		if a.phase != b.phase {
 			return int(a.phase) - int(b.phase)
 		}
-		if a.phase == 2 {
-			return 0
+		if a.phase < 2 && rank[a.sw] != rank[b.sw] {
+			return int(rank[a.sw] - rank[b.sw])
 		}
-		return int(rank[a.sw] - rank[b.sw])
+		return int(a.lid - b.lid)
 	})
 }
 
