@@ -86,7 +86,7 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 }
 
 // treeBudget bounds the memory of the trees centralRoots keeps at a time.
-const treeBudget = 1 << 20
+const treeBudget = 1 << 18
 
 // treeBytes estimates the memory of one spTree of g with dependencies for
 // a layers.
@@ -113,6 +113,8 @@ func (t *spTree) build(g *fabric.Graph, s int32) {
 	S := g.NumSwitches()
 	if len(t.dist) < S {
 		t.dist, t.sigma = make([]int32, S), make([]float64, S)
+		t.order, t.predOff = make([]int32, 0, S), make([]int32, 0, S+1)
+		t.pred = make([]int32, 0, g.NumChannels())
 	}
 	dist, sigma := t.dist, t.sigma
 	for i := range dist {
