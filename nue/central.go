@@ -2,6 +2,7 @@ package nue
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -113,8 +114,10 @@ func (t *spTree) build(g *fabric.Graph, s int32) {
 	S := g.NumSwitches()
 	if len(t.dist) < S {
 		t.dist, t.sigma = make([]int32, S), make([]float64, S)
-		t.order, t.predOff = make([]int32, 0, S), make([]int32, 0, S+1)
-		t.pred = make([]int32, 0, g.NumChannels())
+		// One slot beyond the most entries: the loop stores every
+		// neighbour and keeps it or not.
+		t.order, t.predOff = make([]int32, 0, S+1), make([]int32, 0, S+1)
+		t.pred = make([]int32, 0, g.NumChannels()+1)
 	}
 	dist, sigma := t.dist, t.sigma
 	for i := range dist {
@@ -122,32 +125,39 @@ func (t *spTree) build(g *fabric.Graph, s int32) {
 		sigma[i] = 0
 	}
 	t.src = s
-	order := append(t.order[:0], s)
+	order := t.order[:cap(t.order)]
+	order[0] = s
 	dist[s], sigma[s] = 0, 1
 	// Breadth-first; a switch's predecessors (neighbours one level
 	// closer) are all known when it is dequeued, and so are their path
-	// counts.
+	// counts. Without branches on the neighbours' levels, which are
+	// unpredictable: each neighbour is stored as the next switch found
+	// and as the next predecessor and kept where it is one, and a
+	// non-predecessor adds +0 (its path count masked) to the sum, which
+	// leaves the sum as it is.
 	// (Locals, not t's fields, in the loop: the stores would keep the
 	// compiler from holding them in registers.)
-	predOff, pred := append(t.predOff[:0], 0), t.pred[:0]
+	predOff, pred := append(t.predOff[:0], 0), t.pred[:cap(t.pred)]
 	head, off := g.Head, g.Off
-	for h := 0; h < len(order); h++ {
+	n, m := 1, 0
+	for h := 0; h < n; h++ {
 		u := order[h]
 		du, su := dist[u], sigma[u]
 		for _, v := range head[off[u]:off[u+1]] {
-			switch dist[v] {
-			case -1:
-				dist[v] = du + 1
-				order = append(order, v)
-			case du - 1:
-				su += sigma[v]
-				pred = append(pred, v)
-			}
+			dv := dist[v]
+			isNew := b2i(dv < 0)
+			isPred := b2i(dv == du-1) & b2i(dv >= 0)
+			order[n] = v
+			n += isNew
+			dist[v] = dv + int32(isNew)*(du+1-dv)
+			pred[m] = v
+			m += isPred
+			su += math.Float64frombits(math.Float64bits(sigma[v]) & -uint64(isPred))
 		}
 		sigma[u] = su
-		predOff = append(predOff, int32(len(pred)))
+		predOff = append(predOff, int32(m))
 	}
-	t.order, t.pred, t.predOff = order, pred, predOff
+	t.order, t.pred, t.predOff = order[:n], pred[:m], predOff
 }
 
 // accum accumulates the betweenness of the layers mine (Brandes), side
