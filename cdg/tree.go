@@ -87,6 +87,9 @@ func (w *walker) same(t *destTree) (int32, uint32, bool) {
 			}
 		}
 	}
+	// The next destination on dsw compares with this one: mostly in the
+	// same block.
+	m.lid[t.dsw] = int32(d)
 	return m.found[t.dsw], m.mask[t.dsw], true
 }
 
