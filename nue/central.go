@@ -65,6 +65,9 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 	// order. A round holds many trees on small fabrics, where a source's
 	// work is too short to hand over one at a time.
 	nw := parallel.Workers(len(srcs), workers)
+	if len(srcs)*(S+g.NumChannels()) < minParallelWork {
+		nw = 1
+	}
 	trees := make([]spTree, min(len(srcs), max(nw, treeBudget/treeBytes(g, len(reps)))))
 	for lo := 0; lo < len(srcs); lo += len(trees) {
 		round := srcs[lo:min(lo+len(trees), len(srcs))]
@@ -85,6 +88,12 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 	}
 	return roots
 }
+
+// minParallelWork is the size of centralRoots' searches (sources ×
+// (switches + channels)) below which one goroutine does them all: a
+// fraction of a millisecond, less than what waiting for a second worker
+// costs on a busy machine.
+const minParallelWork = 1 << 18
 
 // treeBudget bounds the memory of the trees centralRoots keeps at a time.
 const treeBudget = 1 << 18
