@@ -128,11 +128,17 @@ func routeChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 // thread may wait for a core.
 const smallTables = 1 << 18
 
+// SmallTables reports whether g's tables (switches × LIDs) are small:
+// fewer than 2^18 entries, a routing of a few milliseconds.
+func SmallTables(g *fabric.Graph) bool {
+	return int64(g.NumSwitches())*int64(g.MaxLID()+1) < smallTables
+}
+
 // autoWorkers is opt with one worker when opt leaves the workers to the
-// chain (0) and g's tables are small (smallTables). Results never depend
+// chain (0) and g's tables are small (SmallTables). Results never depend
 // on the workers.
 func autoWorkers(g *fabric.Graph, opt Options) Options {
-	if opt.Workers == 0 && int64(g.NumSwitches())*int64(g.MaxLID()+1) < smallTables {
+	if opt.Workers == 0 && SmallTables(g) {
 		opt.Workers = 1
 	}
 	return opt
