@@ -210,6 +210,10 @@ func (a *accum) depend(t *spTree) {
 	for _, v := range t.order {
 		clear(delta[int(v)*A : int(v+1)*A])
 	}
+	if A == 1 {
+		t.depend1(a.n[t.act[0]], delta)
+		return
+	}
 	if cap(t.coeff) < A {
 		t.coeff = make([]float64, A)
 	}
@@ -225,6 +229,19 @@ func (a *accum) depend(t *spTree) {
 			for x := range dv {
 				dv[x] += sv * coeff[x]
 			}
+		}
+	}
+}
+
+// depend1 is depend for one layer (n: its destinations per switch), the
+// same operations in the same order without the per-layer loops.
+func (t *spTree) depend1(n, delta []float64) {
+	sigma, order, pred, predOff := t.sigma, t.order, t.pred, t.predOff
+	for i := len(order) - 1; i > 0; i-- {
+		w := order[i]
+		cw := (n[w] + delta[w]) / sigma[w]
+		for _, v := range pred[predOff[i]:predOff[i+1]] {
+			delta[v] += sigma[v] * cw
 		}
 	}
 }
