@@ -340,12 +340,17 @@ func (l *layer) resetScratch() {
 func (l *layer) write(d dest, r *lft.Routing) {
 	g := l.g
 	l.members = append(append(l.members[:0], member{d.lid, d.port, d.term}), d.also...)
-	for _, m := range l.members {
-		for v, c := range l.via {
-			if c >= 0 {
-				r.SetPort(int32(v), int(m.lid), g.OutPort[c])
+	// Switch by switch, the members' entries in a row: neighbouring LIDs
+	// (a switch's ports) share its cache lines.
+	for v, c := range l.via {
+		if c >= 0 {
+			p := g.OutPort[c]
+			for _, m := range l.members {
+				r.SetPort(int32(v), int(m.lid), p)
 			}
 		}
+	}
+	for _, m := range l.members {
 		r.SetPort(d.sw, int(m.lid), m.port)
 		r.SL.ByDest[m.lid] = uint8(l.idx)
 	}
