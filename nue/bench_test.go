@@ -93,13 +93,9 @@ func BenchmarkNueScale_Clos3_r56VerifyK8(b *testing.B) {
 }
 
 // benchChain routes and verifies as nuesm route does (routing.RouteChain:
-// the engine, then the verifier with the engine's options), the figure
-// bench/opensm compares with OpenSM's nue.
+// the engine, then the verifier with the engine's options, the workers
+// the chain's choice), the figure bench/opensm compares with OpenSM's nue.
 func benchChain(b *testing.B, fab string, k int) {
-	benchChainW(b, fab, k, 0)
-}
-
-func benchChainW(b *testing.B, fab string, k, workers int) {
 	g := benchGraph(b, fab)
 	e, err := routing.Lookup("nue")
 	if err != nil {
@@ -109,7 +105,7 @@ func benchChainW(b *testing.B, fab string, k, workers int) {
 	b.ResetTimer()
 	defer enginetest.ReportCPU(b, enginetest.CPUTime())
 	for i := 0; i < b.N; i++ {
-		res, err := routing.RouteChain(context.Background(), g, []routing.Engine{e}, routing.Options{MaxVLs: k, Workers: workers})
+		res, err := routing.RouteChain(context.Background(), g, []routing.Engine{e}, routing.Options{MaxVLs: k})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -121,9 +117,7 @@ func benchChainW(b *testing.B, fab string, k, workers int) {
 
 // The random fabric of bench/opensm (128 switches of degree 4, 8 CAs
 // each, seed 1), route and verify, at 1 and 8 VLs.
-func BenchmarkNueChain_Random128_k1(b *testing.B)    { benchChain(b, "random128-8", 1) }
-func BenchmarkNueChain_Random128_k8(b *testing.B)    { benchChain(b, "random128-8", 8) }
-func BenchmarkNue_Random128_k1(b *testing.B)         { benchEngine(b, "nue", "random128-8", 1) }
-func BenchmarkNue_Random128_k8(b *testing.B)         { benchEngine(b, "nue", "random128-8", 8) }
-func BenchmarkNueChain_Random128_k1_W1(b *testing.B) { benchChainW(b, "random128-8", 1, 1) }
-func BenchmarkNueChain_Random128_k8_W1(b *testing.B) { benchChainW(b, "random128-8", 8, 1) }
+func BenchmarkNueChain_Random128_k1(b *testing.B) { benchChain(b, "random128-8", 1) }
+func BenchmarkNueChain_Random128_k8(b *testing.B) { benchChain(b, "random128-8", 8) }
+func BenchmarkNue_Random128_k1(b *testing.B)      { benchEngine(b, "nue", "random128-8", 1) }
+func BenchmarkNue_Random128_k8(b *testing.B)      { benchEngine(b, "nue", "random128-8", 8) }
