@@ -59,7 +59,8 @@ func shareTrees(g *fabric.Graph, r *lft.Routing, rng *rand.Rand) {
 
 // TestVerifySharedTreesAgainstReference is TestVerifyAgainstReference on
 // routings whose destinations often share their switch's trees (see
-// shareTrees).
+// shareTrees), with every option drawn at random; the report must not
+// depend on the workers either.
 func TestVerifySharedTreesAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 5))
 	trials := 60
@@ -69,37 +70,45 @@ func TestVerifySharedTreesAgainstReference(t *testing.T) {
 	var cyclic, undelivered int
 	for _, fc := range refFabrics(t) {
 		t.Run(fc.name, func(t *testing.T) {
-			g := fc.g
-			for trial := 0; trial < trials; trial++ {
-				r := randomRouting(g, rng)
-				shareTrees(g, r, rng)
-				opt := cdg.Options{
-					SwitchSources:  rng.IntN(3) == 0,
-					SwitchDelivery: rng.IntN(2) == 0,
-					MaxExamples:    1 + rng.IntN(12),
-					Workers:        1 + rng.IntN(4),
-				}
-				rep, err := cdg.Verify(g, r, opt)
-				if rep == nil {
-					t.Fatal(err)
-				}
-				ref := enginetest.Reference(g, r, enginetest.RefOptions{SwitchSources: opt.SwitchSources, SwitchDelivery: opt.SwitchDelivery})
-				compareWithReference(t, g, rep, ref, opt.MaxExamples)
-				opt.Workers = 5 - opt.Workers
-				if rep2, _ := cdg.Verify(g, r, opt); !reflect.DeepEqual(rep, rep2) {
-					t.Errorf("trial %d: the report changes with the number of workers:\n%s\n%s", trial, rep, rep2)
-				}
+			for trial := range trials {
+				rep := sharedTrial(t, fc.g, rng)
 				if t.Failed() {
-					t.Fatalf("trial %d (options %+v):\n%s", trial, opt, rep)
+					t.Fatalf("trial %d:\n%s", trial, rep)
 				}
-				if rep.Cycle != nil {
-					cyclic++
-				}
-				if rep.Delivered < rep.Pairs {
-					undelivered++
-				}
+				cyclic += b2i(rep.Cycle != nil)
+				undelivered += b2i(rep.Delivered < rep.Pairs)
 			}
 		})
 	}
 	t.Logf("routings: %d cyclic, %d with undelivered pairs", cyclic, undelivered)
+}
+
+// sharedTrial verifies one random routing with shared trees against the
+// reference, with random options and two worker counts.
+func sharedTrial(t *testing.T, g *fabric.Graph, rng *rand.Rand) *cdg.Report {
+	r := randomRouting(g, rng)
+	shareTrees(g, r, rng)
+	opt := cdg.Options{
+		SwitchSources: rng.IntN(3) == 0, SwitchDelivery: rng.IntN(2) == 0,
+		MaxExamples: 1 + rng.IntN(12), Workers: 1 + rng.IntN(4),
+	}
+	rep, err := cdg.Verify(g, r, opt)
+	if rep == nil {
+		t.Fatal(err)
+	}
+	ref := enginetest.Reference(g, r, enginetest.RefOptions{SwitchSources: opt.SwitchSources, SwitchDelivery: opt.SwitchDelivery})
+	compareWithReference(t, g, rep, ref, opt.MaxExamples)
+	other := opt
+	other.Workers = 5 - opt.Workers
+	if rep2, _ := cdg.Verify(g, r, other); !reflect.DeepEqual(rep, rep2) {
+		t.Errorf("options %+v: the report changes with the number of workers:\n%s\n%s", opt, rep, rep2)
+	}
+	return rep
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -101,19 +101,10 @@ func TestRouteChainKeepsState(t *testing.T) {
 // TestAutoWorkers: a chain left to choose its workers routes small
 // fabrics on one goroutine, larger ones on all; a count given stays.
 func TestAutoWorkers(t *testing.T) {
-	compile := func(tp *topo.Topology, err error) *fabric.Graph {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := fabric.Compile(tp.Fabric)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
-	small := compile(topo.Random(128, 4, 8, 1))            // 128 switches × 1,153 LIDs
-	large := compile(topo.Torus([]int{8, 8, 8}, 4, false)) // 512 × 2,561
+	tp, err := topo.Random(128, 4, 8, 1)
+	small := dlGraph(t, tp, err) // 128 switches × 1,153 LIDs
+	tp, err = topo.Torus([]int{8, 8, 8}, 4, false)
+	large := dlGraph(t, tp, err) // 512 × 2,561
 	for _, c := range []struct {
 		g        *fabric.Graph
 		in, want int
