@@ -61,13 +61,13 @@ type treeMemo struct {
 }
 
 // same reports whether t's destination has the paths of the last one its
-// walker settled on the same switch, whose mask it returns: the
-// same next hop at every other switch and the same SLs from every source
-// (per source switch, or one per destination). Their dependencies are
-// the same bits, which that walk set already. Destinations that share a
-// tree (Nue's shared searches: the LIDs of a switch in one layer) are thus settled
-// once; a walker counting per destination or collecting its own bits
-// settles every one.
+// walker settled on the same switch, whose mask it returns: the same next
+// hop at every other switch and the same SLs from every source (per
+// source switch, or one per destination). Their dependencies are the
+// same bits, which that walk set already. Destinations that share a tree
+// (Nue's shared searches: the LIDs of a switch in one layer) are thus
+// settled once; a walker counting per destination or collecting its own
+// bits settles every one.
 func (w *walker) same(t *destTree) (uint32, bool) {
 	m := &w.memo
 	if m.lid == nil || t.pair || w.cnt != nil || w.own != nil {
