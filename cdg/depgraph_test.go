@@ -78,4 +78,3 @@ func TestTurnGraph(t *testing.T) {
 		t.Fatalf("accepted %d, refused %d: the walk tests too little", accepted, refused)
 	}
 }
-

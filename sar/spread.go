@@ -58,14 +58,14 @@ type spreader struct {
 	// the current destination's tree: next channel (-1: none), hops to
 	// its switch, the job's paths (carry) and all terminals' (tc) through
 	// each switch
-	dsw   int32
-	nxt   []int32
-	hops  []int32
-	carry []int64
-	tc    []int64
-	order []int32
-	out   []int64
-	in    []int64
+	dsw     int32
+	nxt     []int32
+	hops    []int32
+	carry   []int64
+	tc      []int64
+	order   []int32
+	out     []int64
+	in      []int64
 	cands   []spreadCand
 	scratch []int64
 	moves   int
