@@ -13,8 +13,9 @@ import (
 )
 
 // NueEngine is "sar-nue": Nue with scheduling awareness, configured as
-// Nue is, plus the number of passes of its job-aware routing. Without
-// jobs it routes exactly like "nue".
+// Nue is, plus the number of passes of its job-aware routing and whether
+// it spreads job destinations' paths afterwards. Without jobs it routes
+// exactly like "nue".
 type NueEngine struct {
 	Config nue.Config
 	// Passes is the number of Nue passes of the job-aware routing (see

@@ -23,9 +23,11 @@ import (
 // its length and no loop can form) when that lowers the heaviest channel
 // the move touches: the largest load among the channels it adds the
 // moved paths to, after the move, is below the largest among those it
-// takes them from, before. Each move lowers the sorted vector of channel
-// loads lexicographically, so the effective EFI never rises and the
-// search ends; a move that would raise some job's effective EFI above the
+// takes them from, before, and that one is loaded above the bound
+// (Bound: no routing relieves the others). Each move lowers the sorted
+// vector of channel loads lexicographically, so the effective EFI never
+// rises and the search ends, at the latest when the effective EFI meets
+// the bound; a move that would raise some job's effective EFI above the
 // largest per-job EFI of the tables is refused. The dependencies the
 // move gives d's VL (the turns of u's children onto the new channel, and
 // the new channel onto its far end's) go into a dependency graph of all
@@ -53,6 +55,7 @@ type spreader struct {
 	total   []int64   // per channel: all jobs' paths
 	jobLoad [][]int64 // per job, per channel
 	cap     int64     // the largest per-job load a move may leave
+	floor   int64     // Bound: channels loaded at most this need no relief
 	w       *lft.Walker
 	terms   []int64 // per switch: its terminals (the verifier's sources)
 	// the current destination's tree: next channel (-1: none), hops to
@@ -90,13 +93,19 @@ func spread(ctx context.Context, g *fabric.Graph, r *lft.Routing, jobs []routing
 	if err != nil || !ok {
 		return r, 0, err
 	}
-	for sweep := 0; sweep < spreadSweeps; sweep++ {
+	// No routing goes below the bound: the search stops when it gets
+	// there.
+	bound := Bound(g, jobs)
+	s.floor = bound
+	for sweep := 0; sweep < spreadSweeps && s.heaviest() > bound; sweep++ {
 		before := s.moves
 		for _, t := range s.targets {
 			if err := ctx.Err(); err != nil {
 				return nil, 0, err
 			}
-			s.improve(t)
+			if s.improve(t); s.heaviest() <= bound {
+				break
+			}
 		}
 		if s.moves == before {
 			break
@@ -113,8 +122,8 @@ func spread(ctx context.Context, g *fabric.Graph, r *lft.Routing, jobs []routing
 
 // newSpreader walks every destination of r once: its turns into the
 // dependency graph, a job terminal's paths into the loads. ok is false
-// when the tables do not qualify: a VL outside r's, a switch's entry that
-// is not delivered, or dependencies that already form a cycle.
+// when the tables do not qualify: a VL outside r's, or dependencies that
+// already form a cycle (not verified tables).
 func newSpreader(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*spreader, bool, error) {
 	S, C := g.NumSwitches(), g.NumChannels()
 	s := &spreader{g: g, r: r, dg: cdg.NewTurnGraph(g, r.NumVLs), total: make([]int64, C),
@@ -153,9 +162,10 @@ func newSpreader(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*spreader
 		if j := job[d]; j >= 0 {
 			per = s.jobLoad[j]
 		}
-		if int(vl) >= r.NumVLs || !s.load(d, job[d], per) {
+		if int(vl) >= r.NumVLs {
 			return nil, false, nil
 		}
+		s.load(d, job[d], per)
 		for x := range int32(S) {
 			if c := s.nxt[x]; c >= 0 && s.tc[x] > 0 && s.nxt[g.Head[c]] >= 0 {
 				if err := s.dg.Add(s.dg.Edge(c, s.nxt[g.Head[c]], vl)); err != nil {
@@ -182,16 +192,17 @@ func newSpreader(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*spreader
 // load walks the tables towards LID d: the next channel, hops and
 // terminals sending through every switch and, for a terminal of job j
 // (j ≥ 0), the job's paths through every switch, added to per per
-// channel. It reports false when some switch's packets are lost.
-func (s *spreader) load(d int, j int32, per []int64) bool {
+// channel. A switch that does not reach d (cut off by the fabric) gets
+// neither channel nor hops, so no entry moves onto it.
+func (s *spreader) load(d int, j int32, per []int64) {
 	g := s.g
 	s.dsw = s.w.Dest(d)
 	for x := range int32(g.NumSwitches()) {
+		s.nxt[x], s.hops[x] = -1, -1
 		if why, _ := s.w.Resolve(x); why != lft.Delivered {
-			return false
+			continue
 		}
 		s.hops[x] = s.w.Hops(x)
-		s.nxt[x] = -1
 		if x != s.dsw {
 			s.nxt[x] = s.w.Next(x)
 		}
@@ -204,18 +215,24 @@ func (s *spreader) load(d int, j int32, per []int64) bool {
 		s.carry[s.dsw]-- // the destination itself sends nothing to itself
 		s.w.Accumulate(s.carry, per)
 	}
-	return true
+}
+
+// heaviest returns the largest load of all jobs together on a channel.
+func (s *spreader) heaviest() int64 {
+	var m int64
+	for _, x := range s.total {
+		m = max(m, x)
+	}
+	return m
 }
 
 // improve tries to move the entries of target t's switches, farthest
 // from its switch first, each once.
 func (s *spreader) improve(t spreadTarget) {
-	if !s.load(t.lid, t.job, s.scratch) {
-		return // cannot happen: only moves that keep every path were made
-	}
+	s.load(t.lid, t.job, s.scratch)
 	s.order = s.order[:0]
 	for x := range int32(s.g.NumSwitches()) {
-		if x != s.dsw && s.carry[x] > 0 {
+		if s.nxt[x] >= 0 && s.carry[x] > 0 {
 			s.order = append(s.order, x)
 		}
 	}
@@ -243,7 +260,7 @@ func (s *spreader) try(t spreadTarget, u int32) {
 			ca, cb := s.nxt[a], s.nxt[b]
 			lost, gain, job = max(lost, s.total[ca]), max(gain, s.total[cb]+k), max(job, s.jobLoad[t.job][cb]+k)
 		}
-		if gain < lost && job <= s.cap {
+		if gain < lost && lost > s.floor && job <= s.cap {
 			s.cands = append(s.cands, spreadCand{c: c, gain: gain})
 		}
 	}

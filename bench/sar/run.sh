@@ -15,8 +15,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out=bench/sar/RESULTS.md
 seeds=${SEEDS:-1-10}
-fat=sar-nue,nue,sar-dfsssp,dfsssp,ftree,minhop,updn
-direct=sar-nue,nue,sar-dfsssp,dfsssp,dor,lash,minhop,updn
+fat=sar-nue,sar-nue:spread=off,nue,sar-dfsssp,dfsssp,ftree,minhop,updn
+direct=sar-nue,sar-nue:spread=off,nue,sar-dfsssp,dfsssp,dor,lash,minhop,updn
 {
   echo "# Scheduling-aware routing ($(date -u +%Y-%m-%d), $(nproc) cores, $(go version | cut -d' ' -f3))"
   echo
