@@ -147,13 +147,23 @@ func (t *TurnGraph) Add(e int64) error {
 	return nil
 }
 
-// Order computes a topological order of the counted edges (Kahn's
-// algorithm), or fails when they form a cycle.
+// Order computes a topological order of the counted edges, or fails
+// when they form a cycle.
 func (t *TurnGraph) Order() error {
-	n := int32(len(t.ord))
+	if !KahnOrder(t.ord, t.succ) {
+		return fmt.Errorf("cdg: the counted dependencies form a cycle")
+	}
+	return nil
+}
+
+// KahnOrder sets ord[v] to vertex v's position in a topological order of
+// the graph of len(ord) vertices whose successors succ gives (Kahn's
+// algorithm), and reports false when the graph has a cycle.
+func KahnOrder(ord []int32, succ func(v int32, fn func(w int32) bool) bool) bool {
+	n := int32(len(ord))
 	indeg := make([]int32, n)
 	for v := range n {
-		t.succ(v, func(w int32) bool { indeg[w]++; return true })
+		succ(v, func(w int32) bool { indeg[w]++; return true })
 	}
 	q := make([]int32, 0, n)
 	for v := range n {
@@ -162,7 +172,7 @@ func (t *TurnGraph) Order() error {
 		}
 	}
 	for i := 0; i < len(q); i++ {
-		t.succ(q[i], func(w int32) bool {
+		succ(q[i], func(w int32) bool {
 			if indeg[w]--; indeg[w] == 0 {
 				q = append(q, w)
 			}
@@ -170,12 +180,12 @@ func (t *TurnGraph) Order() error {
 		})
 	}
 	if int32(len(q)) != n {
-		return fmt.Errorf("cdg: the counted dependencies form a cycle")
+		return false
 	}
 	for i, v := range q {
-		t.ord[v] = int32(i)
+		ord[v] = int32(i)
 	}
-	return nil
+	return true
 }
 
 // Replace removes one occurrence of every edge of out and adds one of

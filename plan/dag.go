@@ -16,14 +16,13 @@ import (
 // against the order searches forward from v and backward from u only
 // among the vertices ordered between them, finds a cycle when the forward
 // search meets u, and otherwise reorders just the vertices it visited
-// (cdg.PK). Removing an edge never invalidates an order. Adjacency is implicit (the
-// turns of the fabric), so memory is one counter per edge id and two ints
-// per vertex. Not safe for concurrent use.
+// (cdg.PK). Removing an edge never invalidates an order. Adjacency is
+// implicit (the turns of the fabric), so memory is one counter per edge
+// id and a few ints per vertex. Not safe for concurrent use.
 type dag struct {
 	es  *edgeSpace
 	cnt []uint16
 	ord []int32 // vertex -> position
-	at  []int32 // position -> vertex
 	pk  *cdg.PK
 	// cycle holds, after insert failed, the cycle the edge would close
 	// (vertex ids, the rejected edge's head first).
@@ -34,7 +33,7 @@ var errCyclic = errors.New("plan: dependency graph is cyclic")
 
 func newDAG(es *edgeSpace) *dag {
 	n := es.numVertices()
-	return &dag{es: es, cnt: make([]uint16, es.size()), ord: make([]int32, n), at: make([]int32, n), pk: cdg.NewPK(n)}
+	return &dag{es: es, cnt: make([]uint16, es.size()), ord: make([]int32, n), pk: cdg.NewPK(n)}
 }
 
 // endpoints decodes an edge id into its two vertices.
@@ -97,30 +96,8 @@ func (d *dag) pred(v int32, fn func(u int32)) {
 // order computes a topological order of the current edges (Kahn), or
 // errCyclic.
 func (d *dag) order() error {
-	n := int32(len(d.ord))
-	indeg := make([]int32, n)
-	for v := int32(0); v < n; v++ {
-		d.succ(v, func(w int32) bool { indeg[w]++; return true })
-	}
-	q := d.at[:0]
-	for v := int32(0); v < n; v++ {
-		if indeg[v] == 0 {
-			q = append(q, v)
-		}
-	}
-	for i := 0; i < len(q); i++ {
-		d.succ(q[i], func(w int32) bool {
-			if indeg[w]--; indeg[w] == 0 {
-				q = append(q, w)
-			}
-			return true
-		})
-	}
-	if int32(len(q)) != n {
+	if !cdg.KahnOrder(d.ord, d.succ) {
 		return errCyclic
-	}
-	for i, v := range q {
-		d.ord[v] = int32(i)
 	}
 	return nil
 }
