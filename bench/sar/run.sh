@@ -35,6 +35,8 @@ direct=sar-nue,sar-nue:spread=off,nue,sar-dfsssp,dfsssp,dor,lash,minhop,updn
   echo "(one table entry per destination). Gains are (engine − sar-nue) / engine,"
   echo "averaged over the mixes. Every routing is verified (all pairs, no loops,"
   echo "acyclic CDG per VL within 8 VLs); n/a names the engine's failure."
+  echo "\`sar-nue:spread=off\` is sar-nue without its spreading of job destinations'"
+  echo "paths (\`sar/spread.go\`), measured in the same run."
   echo
 } > "$out"
 run() { # name, gen args, engines, allocs
