@@ -192,18 +192,26 @@ func KahnOrder(ord []int32, succ func(v int32, fn func(w int32) bool) bool) bool
 // every edge of in; when in would close a cycle it leaves the graph as it
 // was and returns false.
 func (t *TurnGraph) Replace(out, in []int64) bool {
+	return SwapEdges(out, in, func(e int64) { t.cnt[e]-- }, t.insert)
+}
+
+// SwapEdges replaces the edges out of a counted acyclic graph by those of
+// in: remove takes one occurrence of an edge away, insert adds one or
+// reports false when it would close a cycle. On such a refusal it undoes
+// what it did and returns false.
+func SwapEdges(out, in []int64, remove func(int64), insert func(int64) bool) bool {
 	for _, e := range out {
-		t.cnt[e]--
+		remove(e)
 	}
 	for i, e := range in {
-		if t.insert(e) {
+		if insert(e) {
 			continue
 		}
 		for _, f := range in[:i] {
-			t.cnt[f]--
+			remove(f)
 		}
 		for _, f := range out {
-			if !t.insert(f) {
+			if !insert(f) {
 				panic("cdg: restoring an acyclic dependency graph closed a cycle")
 			}
 		}

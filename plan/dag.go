@@ -124,23 +124,4 @@ func (d *dag) remove(e int64) { d.cnt[e]-- }
 // replace swaps one destination's dependencies: one occurrence of every
 // edge of out removed, of every edge of in added. When in closes a cycle
 // it restores the graph and returns false.
-func (d *dag) replace(out, in []int64) bool {
-	for _, e := range out {
-		d.remove(e)
-	}
-	for i, e := range in {
-		if d.insert(e) {
-			continue
-		}
-		for _, f := range in[:i] {
-			d.remove(f)
-		}
-		for _, f := range out {
-			if !d.insert(f) {
-				panic("plan: restoring an acyclic dependency graph closed a cycle")
-			}
-		}
-		return false
-	}
-	return true
-}
+func (d *dag) replace(out, in []int64) bool { return cdg.SwapEdges(out, in, d.remove, d.insert) }

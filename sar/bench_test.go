@@ -14,14 +14,7 @@ import (
 // BenchmarkMeasure_FatTree3_k12: SAR's metrics of MinHop's tables on the
 // 3-level fat tree k=12 for six random jobs.
 func BenchmarkMeasure_FatTree3_k12(b *testing.B) {
-	tp, err := topo.FatTree(12, 3, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := fabric.Compile(tp.Fabric)
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := fatTree12(b)
 	r, err := routing.MinHop{}.Route(context.Background(), g, routing.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -41,14 +34,7 @@ func BenchmarkMeasure_FatTree3_k12(b *testing.B) {
 // job mix (seed 1), tables verified as the engine path does; CPU per
 // routing in cpu-ms/op.
 func BenchmarkRoute_FatTree3_k12_Scatter(b *testing.B) {
-	tp, err := topo.FatTree(12, 3, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := fabric.Compile(tp.Fabric)
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := fatTree12(b)
 	all, err := Mix(g, MixConfig{Alloc: AllocScatter}, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -69,4 +55,17 @@ func BenchmarkRoute_FatTree3_k12_Scatter(b *testing.B) {
 			enginetest.ReportCPU(b, start)
 		})
 	}
+}
+
+// fatTree12 compiles the 3-level fat tree k=12.
+func fatTree12(b *testing.B) *fabric.Graph {
+	tp, err := topo.FatTree(12, 3, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := fabric.Compile(tp.Fabric)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
 }
