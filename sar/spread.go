@@ -24,15 +24,17 @@ import (
 // the move touches: the largest load among the channels it adds the
 // moved paths to, after the move, is below the largest among those it
 // takes them from, before, and that one is loaded above the bound
-// (Bound: no routing relieves the others). Each move lowers the sorted
-// vector of channel loads lexicographically, so the effective EFI never
-// rises and the search ends, at the latest when the effective EFI meets
-// the bound; a move that would raise some job's effective EFI above the
+// (relieving the others cannot lower the effective EFI, seed 001 §3,
+// below Bound). Each move lowers the sorted vector of channel loads
+// lexicographically, so the effective EFI never rises and the search
+// ends, at the latest when the effective EFI meets the bound; a move that would raise some job's effective EFI above the
 // largest per-job EFI of the tables is refused. The dependencies the
-// move gives d's VL (the turns of u's children onto the new channel, and
-// the new channel onto its far end's) go into a dependency graph of all
-// destinations kept acyclic by Pearce and Kelly's dynamic topological
-// order (cdg.TurnGraph); a move that would close a cycle is refused.
+// move gives d's VL (the turns of u's children onto the new channel, of
+// the new channel onward, and of the switches on the new route that carry
+// terminals' packets for the first time) go into a dependency graph of
+// all destinations, and those it takes away leave it; the graph is kept
+// acyclic by Pearce and Kelly's dynamic topological order
+// (cdg.TurnGraph), and a move that would close a cycle is refused.
 
 // spreadSweeps bounds the sweeps over the job destinations; a sweep
 // without a move ends the search sooner.
