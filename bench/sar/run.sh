@@ -61,6 +61,7 @@ run() { # name, gen args, engines, allocs
 run clos2-36 "clos2 --radix 36" "$fat" tree,linear,scatter
 run fattree-8-3 "fattree --k 8 --n 3" "$fat" tree,linear,scatter
 run fattree-12-3 "fattree --k 12 --n 3" "$fat" tree,linear,scatter
+run fattree-8-3-fail20 "fattree --k 8 --n 3 --fail-links 20 --fail-seed 3" "$fat" tree,linear,scatter
 run torus-6x6x6 "torus --dims 6x6x6 --hosts 2" "$direct" linear,tree,scatter
 run torus-8x8 "torus --dims 8x8 --hosts 4" "$direct" linear,tree,scatter
 # Hand-written reading of the figures, kept beside the script.
