@@ -94,13 +94,13 @@ type layer struct {
 	newTurn, newTurnCost int64
 	// The sweep (sweep.go): w0 is the initial channel weight and span
 	// the most load any channel carries, as of the current step.
-	w0, span           int64
-	rows               *levelRows // shared; nil: build ownRow as needed
-	ownRow             levelRow
-	ownRowOf           int32
-	lvl                []int32      // scratch of buildRow
-	near               []nearSwitch // scratch of the sweep
-	sweeps, sweepFails int
+	w0, span   int64
+	rows       *levelRows // shared; nil: build ownRow as needed
+	ownRow     levelRow
+	ownRowOf   int32
+	lvl        []int32      // scratch of buildRow
+	near       []nearSwitch // scratch of the sweep
+	sweepCount *sweepCount  // shared by the run's layers
 	// written: the last search's tables and weights are in place
 	// (finishSweep): no write, no inc.
 	written bool
@@ -118,7 +118,7 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, sc *sources,
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),
 		lvl: make([]int32, S), near: make([]nearSwitch, S),
-		stats: LayerStats{Layer: idx, Destinations: len(ds)},
+		stats: LayerStats{Layer: idx, Destinations: len(ds)}, sweepCount: &sweepCount{},
 	}
 }
 
