@@ -181,7 +181,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 	}
 	dc.ToolWorkDir = b.dir
 	m := sm.NewMetrics()
-	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), nil)), m.Registry)
+	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})), m.Registry)
 	if err != nil {
 		b.t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,6 +128,13 @@ type Deployer struct {
 	// dump_fts misses are read again only where a step writes them.
 	lastG    *fabric.Graph
 	lastRead *lft.Routing
+	// paths holds the switches' directed routes by node GUID, as the
+	// last reads found them.
+	paths map[uint64]string
+	// staged, when set, says the last read found the staged tables.
+	staged *stagedRead
+	// logWatch wakes a step's wait when OpenSM writes its log.
+	logWatch *watcher
 }
 
 // read reads the switches back; entries dump_fts misses that no step
@@ -140,7 +148,10 @@ func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing)
 	case d.lastRead != nil:
 		known = KnownUnchanged(d.lastG, d.lastRead, d.lastG, d.lastRead)
 	}
-	r, missing, err := readLFTs(ctx, d.run, g, known)
+	if d.paths == nil {
+		d.paths = map[uint64]string{}
+	}
+	r, missing, err := readLFTs(ctx, d.run, g, known, d.paths)
 	if err == nil && len(missing) == 0 {
 		d.lastG, d.lastRead = g, r
 	}
@@ -244,6 +255,7 @@ func (d *Deployer) publishStatus() {
 // a reroute (discovery found a change).
 func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 	d.snapshot(ctx)
+	d.logWatch = watchDirs(ctx, filepath.Dir(d.cfg.LogFile))
 	if d.cfg.Discover {
 		go d.watchFabric(ctx, trigger)
 	}

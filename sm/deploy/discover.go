@@ -16,34 +16,41 @@ import (
 // TriggerDiscovered is the reroute reason discovery gives the daemon.
 const TriggerDiscovered = "fabric-discovered"
 
-// watchFabric rediscovers the fabric whenever OpenSM finishes a heavy
-// sweep (it rewrites opensm-subnet.lst then: a trap for a failed or
-// repaired cable, a port change seen by a light sweep) and every
+// watchFabric rediscovers the fabric when OpenSM logs a trap that a
+// link changed state ("Link state change", trap 128: a cable failed or
+// came back), when OpenSM finishes a heavy sweep (it rewrites
+// opensm-subnet.lst then: a port change seen by a light sweep), and every
 // Rediscover, and asks the daemon to reroute when the fabric changed.
-// OpenSM heavy-sweeps within a fraction of a second of a link change
-// (docs/deploy.md), so watching its dump is as fast as polling the
-// fabric without costing a discovery per poll.
+// OpenSM logs the trap as it arrives, before its own heavy sweep, so the
+// reroute starts while OpenSM is still sweeping; the rediscovery after
+// that sweep sees the fabric as OpenSM left it. Both files are watched
+// with inotify, checked every DiscoverPoll where it is not available.
 func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 	subnet := ""
 	if d.cfg.DumpDir != "" {
 		subnet = filepath.Join(d.cfg.DumpDir, "opensm-subnet.lst")
 	}
-	last := stampOf(subnet)
+	w := watchDirs(ctx, filepath.Dir(d.cfg.LogFile), d.cfg.DumpDir)
+	last, logOff := stampOf(subnet), d.osm.logOffset()
 	d.discover(ctx, "start", trigger)
-	tick := time.NewTicker(d.cfg.DiscoverPoll)
-	defer tick.Stop()
 	next := time.Now().Add(d.cfg.Rediscover)
 	for {
-		select {
-		case <-ctx.Done():
+		if err := w.wait(ctx, d.cfg.DiscoverPoll); err != nil {
 			return
-		case <-tick.C:
 		}
-		if st := stampOf(subnet); subnet != "" && st != last {
+		lg, err := d.osm.readLog(logOff)
+		if err == nil {
+			logOff = lg.end
+		}
+		switch st := stampOf(subnet); {
+		case lg.linkChanges > 0:
+			d.discover(ctx, "opensm-trap", trigger)
+			next = time.Now().Add(d.cfg.Rediscover)
+		case subnet != "" && st != last:
 			last = st
 			d.discover(ctx, "opensm-sweep", trigger)
 			next = time.Now().Add(d.cfg.Rediscover)
-		} else if d.cfg.Rediscover > 0 && time.Now().After(next) {
+		case d.cfg.Rediscover > 0 && time.Now().After(next):
 			d.discover(ctx, "periodic", trigger)
 			next = time.Now().Add(d.cfg.Rediscover)
 		}

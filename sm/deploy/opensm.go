@@ -106,7 +106,10 @@ type sweepLog struct {
 	noEngine   bool     // "No routing engine able to successfully configure"
 	errors     []string // error lines that concern routing or QoS
 	subnetUp   int      // "SUBNET UP" lines
-	end        int64    // offset after the last complete line read
+	// linkChanges counts the traps of a link changing state (trap 128,
+	// logged at error level as it arrives, before OpenSM sweeps).
+	linkChanges int
+	end         int64 // offset after the last complete line read
 }
 
 // readLog parses the log from off (from 0 when the log is shorter: it was
@@ -142,6 +145,16 @@ func (o *openSM) readLog(off int64) (sweepLog, error) {
 	return out, nil
 }
 
+// merge appends what was logged after s (read from s.end).
+func (s *sweepLog) merge(m sweepLog) {
+	s.configured = append(s.configured, m.configured...)
+	s.noEngine = s.noEngine || m.noEngine
+	s.errors = append(s.errors, m.errors[:min(len(m.errors), max(0, 20-len(s.errors)))]...)
+	s.subnetUp += m.subnetUp
+	s.linkChanges += m.linkChanges
+	s.end = m.end
+}
+
 func (s *sweepLog) add(line string) {
 	switch {
 	case strings.Contains(line, "tables configured on all switches"):
@@ -154,6 +167,8 @@ func (s *sweepLog) add(line string) {
 		s.noEngine = true
 	case strings.Contains(line, "SUBNET UP"):
 		s.subnetUp++
+	case strings.Contains(line, "Received Generic Notice") && strings.Contains(line, "(Link state change)"):
+		s.linkChanges++
 	case routingError(line):
 		if len(s.errors) < 20 {
 			s.errors = append(s.errors, strings.TrimSpace(line))
