@@ -39,43 +39,66 @@ type healResult struct {
 	Lost      int64
 }
 
-// measureHeal samples the switches from t0 until a state delivers every
-// pair of g (the fabric after the failure). sls gives the SL tables to
-// check a state with (nil: loops only). The entries dump_fts misses (a
-// top LID that opens a block: one smpdump per switch) are read at every
-// fourth sample and to confirm a healed state; samples in between take
-// them from the last full read, so that most samples cost one dump_fts.
-//
-// window > 0 ends the sampling after that long with NotHealed (a
-// benchmark row for a subnet manager that never heals); 0 fails the test
-// at its deadline instead.
-func measureHeal(t *testing.T, env []string, g *fabric.Graph, t0 time.Time, sls func(*lft.Routing), window time.Duration) (res healResult) {
+// healWatch is what measureHeal watches: the fabric g after the failure,
+// the diags' environment, the SL tables to check a state with (nil: loops
+// only), and an observation window (> 0: the sampling ends after that
+// long with NotHealed, a benchmark row for a subnet manager that never
+// heals; 0: the test fails at its deadline instead).
+type healWatch struct {
+	env    []string
+	g      *fabric.Graph
+	sls    func(*lft.Routing)
+	window time.Duration
+}
+
+// measureHeal calls fail (which fails a part of the fabric, or did, and
+// returns when) and samples the switches from then until a state
+// delivers every pair of g. The entries dump_fts misses (a top LID that
+// opens a block: one smpdump per switch) are read at every fourth sample
+// and to confirm a healed state; samples in between take them from the
+// last full read, so that most samples cost one dump_fts. With
+// readBefore the switches are read in full before fail is called, so
+// that the first sample begins at once and costs one dump_fts too.
+func measureHeal(t *testing.T, w healWatch, fail func() time.Time, readBefore bool) (res healResult) {
 	t.Helper()
+	env, g, sls, window := w.env, w.g, w.sls, w.window
 	work := t.TempDir()
 	res = healResult{Cycles: sls != nil}
+	var full *lft.Routing // the last full read
+	if readBefore {
+		// The switches' entries until a subnet manager writes them.
+		r, err := deploy.ReadSwitches(context.Background(), env, work, budget(t, 0.05), g, nil)
+		if err != nil {
+			t.Logf("reading the switches before the failure: %v (the first sample reads them in full)", err)
+			r = nil
+		}
+		full = r
+	}
+	t0 := fail()
 	deadline := time.Now().Add(budget(t, 0.2))
 	if window > 0 {
 		deadline = t0.Add(min(window, budget(t, 0.2)))
 	}
 	last, lastLost := t0, int64(-1)
-	var full *lft.Routing // the last full read
 	var reading time.Duration
 	defer func() {
 		if res.States > 0 {
 			res.ReadMean = reading / time.Duration(res.States)
 		}
 	}()
+	sinceFull := 0
 	for {
 		var known deploy.Known
-		if full != nil && res.States%4 != 0 {
+		if full != nil && sinceFull < 3 {
 			known = deploy.KnownUnchanged(g, full, g, full)
 		}
 		began := time.Now()
 		r, err := deploy.ReadSwitches(context.Background(), env, work, budget(t, 0.05), g, known)
 		now := time.Now()
 		reading += now.Sub(began)
+		sinceFull++
 		if err == nil && known == nil {
-			full = r.Clone()
+			full, sinceFull = r.Clone(), 0
 		}
 		if err != nil {
 			t.Logf("read-back failed (counted as nothing healed): %v", err)
@@ -111,7 +134,7 @@ func measureHeal(t *testing.T, env []string, g *fabric.Graph, t0 time.Time, sls 
 					return res
 				}
 				if r != nil {
-					full = r
+					full, sinceFull = r, 0
 				}
 			}
 			if lost > 0 {
@@ -143,6 +166,19 @@ func confirmHealed(t *testing.T, env []string, work string, g *fabric.Graph, sls
 	}
 	rep, _ := cdg.Verify(g, r, cdg.Options{})
 	return rep != nil && rep.Pairs == rep.Delivered, full
+}
+
+// unlink returns a function that fails the cable at port of switch name
+// (ibsim's Unlink) and returns when.
+func unlink(t *testing.T, sim *ibtest.Sim, name string, port int) func() time.Time {
+	return func() time.Time {
+		t0 := time.Now()
+		if out, err := sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
+			t.Fatalf("Unlink: %v %s", err, out)
+		}
+		t.Logf("Unlink at %s", t0.UTC().Format("15:04:05.000"))
+		return t0
+	}
 }
 
 // withoutCable returns the fabric as ibnetdiscover sees it now, with the
@@ -241,12 +277,7 @@ func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration) he
 	b, srv, st := deployed(t, tp, "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration = drain })
 	name, port := interSwitchPort(t, tp)
 	g := withoutCable(t, b.sim, name, port)
-	t0 := time.Now()
-	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
-		t.Fatalf("Unlink: %v %s", err, out)
-	}
-	t.Logf("Unlink at %s", t0.UTC().Format("15:04:05.000"))
-	res := measureHeal(t, b.toolEnv(), g, t0, b.stagedSLs(g), 0)
+	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, name, port), true)
 	checkCut(t, b.sim, g)
 	b.waitDeployed(srv, st.Published.Generation, "after the failure")
 	seen := changes(srv)
@@ -282,15 +313,11 @@ func healOpenSM(t *testing.T, tp *topo.Topology, engine string) healResult {
 	env := []string{"IBSIM_SOCKNAME=" + sim.SockName, "LD_PRELOAD=" + lib}
 	name, port := interSwitchPort(t, tp)
 	g := withoutCable(t, sim, name, port)
-	t0 := time.Now()
-	if out, err := sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
-		t.Fatalf("Unlink: %v %s", err, out)
-	}
 	var sls func(*lft.Routing)
 	if engine != "dfsssp" { // one VL: SL 0 is the truth; dfsssp's SLs are not read
 		sls = func(*lft.Routing) {}
 	}
-	res := measureHeal(t, env, g, t0, sls, openSMHealWindow)
+	res := measureHeal(t, healWatch{env: env, g: g, sls: sls, window: openSMHealWindow}, unlink(t, sim, name, port), true)
 	checkCut(t, sim, g)
 	return res
 }
@@ -397,7 +424,7 @@ func TestOpenSMSwitchFailure(t *testing.T) {
 	if g.NumSwitches() != 47 {
 		t.Fatalf("after the switch failure ibnetdiscover sees %d switches, expected 47", g.NumSwitches())
 	}
-	res := measureHeal(t, b.toolEnv(), g, t0, b.stagedSLs(g), 0)
+	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, func() time.Time { return t0 }, false)
 	if res.Unsafe > 0 {
 		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.States, res.Worst)
 	}
