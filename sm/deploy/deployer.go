@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -131,6 +132,10 @@ type Deployer struct {
 	// paths holds the switches' directed routes by node GUID, as the
 	// last reads found them.
 	paths map[uint64]string
+	// pathSnap is a copy of paths for the fabric watcher.
+	pathSnap atomic.Pointer[map[uint64]string]
+	// pathsG is the fabric the paths were found on.
+	pathsG *fabric.Graph
 	// staged, when set, says the last read found the staged tables.
 	staged *stagedRead
 	// logWatch wakes a step's wait when OpenSM writes its log.
@@ -139,7 +144,8 @@ type Deployer struct {
 
 // read reads the switches back; entries dump_fts misses that no step
 // wrote since the last read (want agrees with it; nil: any) are taken
-// from that read.
+// from that read. With want, only the switches where want differs from
+// the last read are read (readWritten) when that can be done.
 func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing) (*lft.Routing, []string, error) {
 	var known Known
 	switch {
@@ -151,11 +157,68 @@ func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing)
 	if d.paths == nil {
 		d.paths = map[uint64]string{}
 	}
+	if want != nil && d.pathsValid(g) {
+		r, err := readWritten(ctx, d.run, g, known, d.paths)
+		if err == nil {
+			d.lastG, d.lastRead = g, r
+			return r, nil, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if err != errReadAll {
+			d.log.Debug("reading every switch", "why", err)
+		}
+	}
 	r, missing, err := readLFTs(ctx, d.run, g, known, d.paths)
 	if err == nil && len(missing) == 0 {
-		d.lastG, d.lastRead = g, r
+		d.lastG, d.lastRead, d.pathsG = g, r, g
+		snap := maps.Clone(d.paths)
+		d.pathSnap.Store(&snap)
 	}
 	return r, missing, err
+}
+
+// pathsValid reports whether the directed routes found by the last full
+// read hold on g: its cables are those of the fabric they were found on.
+func (d *Deployer) pathsValid(g *fabric.Graph) bool {
+	if d.pathsG == nil {
+		return false
+	}
+	if d.pathsG == g {
+		return true
+	}
+	if !sameCables(d.pathsG, g) {
+		return false
+	}
+	d.pathsG = g
+	return true
+}
+
+// sameCables reports whether two fabrics have the same cables (ends named
+// by node GUID and port).
+func sameCables(a, b *fabric.Graph) bool {
+	set := func(g *fabric.Graph) map[[4]uint64]bool {
+		m := map[[4]uint64]bool{}
+		for _, l := range g.F.Links() {
+			k := [4]uint64{g.F.Nodes[l.A.Node].GUID, uint64(l.A.Port), g.F.Nodes[l.B.Node].GUID, uint64(l.B.Port)}
+			if k[2] < k[0] || (k[2] == k[0] && k[3] < k[1]) {
+				k = [4]uint64{k[2], k[3], k[0], k[1]}
+			}
+			m[k] = true
+		}
+		return m
+	}
+	x, y := set(a), set(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for k := range x {
+		if !y[k] {
+			return false
+		}
+	}
+	return true
 }
 
 type genRef struct {

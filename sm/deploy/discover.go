@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
@@ -22,8 +24,10 @@ const TriggerDiscovered = "fabric-discovered"
 // opensm-subnet.lst then: a port change seen by a light sweep), and every
 // Rediscover, and asks the daemon to reroute when the fabric changed.
 // OpenSM logs the trap as it arrives, before its own heavy sweep, so the
-// reroute starts while OpenSM is still sweeping; the rediscovery after
-// that sweep sees the fabric as OpenSM left it. Both files are watched
+// reroute starts while OpenSM is still sweeping: a trap of cables that
+// went down reads only the trapping switches' ports (lostCables), others
+// a full discovery; the rediscovery after that sweep sees the fabric as
+// OpenSM left it. Both files are watched
 // with inotify, checked every DiscoverPoll where it is not available.
 func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 	subnet := ""
@@ -42,9 +46,23 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 		if err == nil {
 			logOff = lg.end
 		}
+		// OpenSM logs the trap, then which switch sent it: wait a moment
+		// for that line.
+		for try := 0; try < 5 && err == nil && lg.linkChanges > 0 && len(lg.trapSwitches) == 0; try++ {
+			if sleep(ctx, 2*time.Millisecond) != nil {
+				return
+			}
+			var more sweepLog
+			if more, err = d.osm.readLog(logOff); err == nil {
+				lg.merge(more)
+				logOff = lg.end
+			}
+		}
 		switch st := stampOf(subnet); {
 		case lg.linkChanges > 0:
-			d.discover(ctx, "opensm-trap", trigger)
+			if !d.lostCables(ctx, lg.trapSwitches, trigger) {
+				d.discover(ctx, "opensm-trap", trigger)
+			}
 			next = time.Now().Add(d.cfg.Rediscover)
 		case subnet != "" && st != last:
 			last = st
@@ -75,7 +93,8 @@ func stampOf(path string) stamp {
 
 // discover runs ibnetdiscover and, when the fabric differs from the
 // daemon's dump (ignoring ibnetdiscover's header comments, which carry
-// the time), replaces the dump and triggers a reroute.
+// the time, and the order of its nodes), replaces the dump and triggers
+// a reroute.
 func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) {
 	t0 := time.Now()
 	out, err := d.run.run(ctx, "ibnetdiscover")
@@ -95,6 +114,12 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 		d.log.Warn("fabric discovery failed", "trigger", reason, "err", err)
 		return
 	}
+	d.adopt(out, reason, t0, trigger)
+}
+
+// adopt replaces the daemon's dump with out when the fabric differs and
+// triggers a reroute.
+func (d *Deployer) adopt(out []byte, reason string, t0 time.Time, trigger func(string)) {
 	old, _ := os.ReadFile(d.cfg.Fabric)
 	if fabricHash(old) == fabricHash(out) {
 		d.met.discover.WithLabelValues("unchanged").Inc()
@@ -117,20 +142,33 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 }
 
 // fabricHash hashes a dump without its lines starting with '#' (the
-// header ibnetdiscover dates).
+// header ibnetdiscover dates) and whatever the order of its node blocks
+// (ibnetdiscover's order follows its scan, which a changed cable moves).
 func fabricHash(b []byte) [32]byte {
+	var blocks []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			blocks = append(blocks, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimRight(line, "\r")
+		switch {
+		case strings.TrimSpace(line) == "":
+			flush()
+		case line[0] != '#':
+			cur.WriteString(line)
+			cur.WriteByte('\n')
+		}
+	}
+	flush()
+	sort.Strings(blocks)
 	h := sha256.New()
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		line := b
-		if i >= 0 {
-			line, b = b[:i+1], b[i+1:]
-		} else {
-			b = nil
-		}
-		if len(line) > 0 && line[0] != '#' {
-			h.Write(line)
-		}
+	for _, bl := range blocks {
+		h.Write([]byte(bl))
+		h.Write([]byte{0})
 	}
 	var s [32]byte
 	copy(s[:], h.Sum(nil))
