@@ -134,6 +134,11 @@ type Deployer struct {
 	paths map[uint64]string
 	// pathSnap is a copy of paths for the fabric watcher.
 	pathSnap atomic.Pointer[map[uint64]string]
+	// local is the node GUID the diags run from (0: unknown), from the
+	// generation's dump; localPaths are the directed routes on localG.
+	local      uint64
+	localG     *fabric.Graph
+	localPaths map[uint64]string
 	// pathsG is the fabric the paths were found on.
 	pathsG *fabric.Graph
 	// staged, when set, says the last read found the staged tables.
@@ -157,9 +162,10 @@ func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing)
 	if d.paths == nil {
 		d.paths = map[uint64]string{}
 	}
-	if want != nil && d.pathsValid(g) {
-		r, err := readWritten(ctx, d.run, g, known, d.paths)
+	if paths := d.routesOn(g); want != nil && paths != nil {
+		r, n, err := readWritten(ctx, d.run, g, known, paths)
 		if err == nil {
+			d.log.Debug("read back the switches written", "switches", n, "of", g.NumSwitches())
 			d.lastG, d.lastRead = g, r
 			return r, nil, nil
 		}
@@ -179,20 +185,27 @@ func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing)
 	return r, missing, err
 }
 
-// pathsValid reports whether the directed routes found by the last full
-// read hold on g: its cables are those of the fabric they were found on.
-func (d *Deployer) pathsValid(g *fabric.Graph) bool {
+// routesOn returns directed routes to the switches of g: computed on g
+// from the node the diags run on (the dump's header names it), else the
+// ones the last full read found when g's cables are those of the fabric
+// they were found on; nil when neither is known.
+func (d *Deployer) routesOn(g *fabric.Graph) map[uint64]string {
+	if d.local != 0 {
+		if d.localG != g {
+			d.localG, d.localPaths = g, drPaths(g, d.local)
+		}
+		if d.localPaths != nil {
+			return d.localPaths
+		}
+	}
 	if d.pathsG == nil {
-		return false
+		return nil
 	}
-	if d.pathsG == g {
-		return true
-	}
-	if !sameCables(d.pathsG, g) {
-		return false
+	if d.pathsG != g && !sameCables(d.pathsG, g) {
+		return nil
 	}
 	d.pathsG = g
-	return true
+	return d.paths
 }
 
 // sameCables reports whether two fabrics have the same cables (ends named

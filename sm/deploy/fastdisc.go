@@ -25,19 +25,24 @@ import (
 // discovery after OpenSM's heavy sweep checks the result either way.
 func (d *Deployer) lostCables(ctx context.Context, guids []uint64, trigger func(string)) bool {
 	t0 := time.Now()
-	paths := d.pathSnap.Load()
-	if len(guids) == 0 || paths == nil {
-		d.log.Debug("no trapping switch or no directed routes known; full discovery", "switches", len(guids))
-		return false
-	}
 	old, err := os.ReadFile(d.cfg.Fabric)
 	if err != nil {
+		return false
+	}
+	paths := pathsOfDump(old)
+	if paths == nil {
+		if p := d.pathSnap.Load(); p != nil {
+			paths = *p
+		}
+	}
+	if len(guids) == 0 || paths == nil {
+		d.log.Debug("no trapping switch or no directed routes known; full discovery", "switches", len(guids))
 		return false
 	}
 	text := old
 	cut := 0
 	for _, guid := range guids {
-		path, ok := (*paths)[guid]
+		path, ok := paths[guid]
 		if !ok {
 			d.log.Debug("no directed route to a trapping switch; full discovery", "guid", fmt.Sprintf("%#x", guid))
 			return false
@@ -211,4 +216,23 @@ func cablesLess(old, edited []byte, cut int) bool {
 	// A cut that splits the fabric leaves nodes ibnetdiscover would not
 	// reach: that needs the full discovery.
 	return a != nil && b != nil && len(a.Nodes) == len(b.Nodes) && len(a.Links())-cut == len(b.Links()) && len(b.Components()) == 1
+}
+
+// pathsOfDump returns the directed routes to the switches of a dump from
+// the node it was discovered from (nil when the dump does not say or does
+// not load).
+func pathsOfDump(dump []byte) map[uint64]string {
+	local := localNode(dump)
+	if local == 0 {
+		return nil
+	}
+	res, err := ibnetdiscover.Parse(bytes.NewReader(dump), "dump")
+	if err != nil {
+		return nil
+	}
+	g, err := fabric.Compile(res.Fabric)
+	if err != nil {
+		return nil
+	}
+	return drPaths(g, local)
 }

@@ -129,3 +129,49 @@ func TestFabricHashIgnoresOrderAndComments(t *testing.T) {
 		t.Error("a changed port hashes the same")
 	}
 }
+
+// TestDRPaths: directed routes from the node the dump names go through
+// switches only, each hop an output port of the node before it.
+func TestDRPaths(t *testing.T) {
+	tp, err := topo.FatTree(4, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := tp.Fabric
+	if err := f.AssignLIDs(0); err != nil {
+		t.Fatal(err)
+	}
+	host := fabric.NodeID(0)
+	for f.Nodes[host].Kind == fabric.Switch {
+		host++
+	}
+	dump := append([]byte(fmt.Sprintf("#\n# Initiated from node %016x port %016x\n#\n", f.Nodes[host].GUID, f.Nodes[host].Ports[1].GUID)), dumpOf(t, f)...)
+	if got := localNode(dump); got != f.Nodes[host].GUID {
+		t.Fatalf("localNode = %#x, want %#x", got, f.Nodes[host].GUID)
+	}
+	paths := pathsOfDump(dump)
+	if len(paths) != f.Count(fabric.Switch) {
+		t.Fatalf("%d routes, the fabric has %d switches", len(paths), f.Count(fabric.Switch))
+	}
+	for guid, path := range paths {
+		id := host
+		hops := strings.Split(path, ",")
+		if hops[0] != "0" {
+			t.Fatalf("route %q does not start at the local node", path)
+		}
+		for _, h := range hops[1:] {
+			var p int
+			fmt.Sscan(h, &p)
+			id = f.Nodes[id].Ports[p].Peer.Node
+			if id < 0 || f.Nodes[id].Kind != fabric.Switch {
+				t.Fatalf("route %q leaves the switches", path)
+			}
+		}
+		if f.Nodes[id].GUID != guid {
+			t.Errorf("route %q leads to %#x, want %#x", path, f.Nodes[id].GUID, guid)
+		}
+	}
+	if pathsOfDump(dumpOf(t, f)) != nil {
+		t.Error("a dump without its initiating node gave routes")
+	}
+}

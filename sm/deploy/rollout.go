@@ -33,6 +33,9 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	d.st.Target, d.st.TargetDir, d.st.Error = ref.gen, ref.dir, ""
 	tm := newPhaseTimer()
 	g, target, err := loadGeneration(ref.dir)
+	if b, rerr := os.ReadFile(filepath.Join(ref.dir, "fabric.topo")); rerr == nil {
+		d.local = localNode(b)
+	}
 	tm.mark("load")
 	if err == nil {
 		err = d.deliverable(ctx, g, target)
