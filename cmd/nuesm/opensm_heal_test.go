@@ -188,15 +188,7 @@ func unlink(t *testing.T, sim *ibtest.Sim, name string, port int) func() time.Ti
 // discovery after the failure.
 func withoutCable(t *testing.T, sim *ibtest.Sim, name string, port int) *fabric.Graph {
 	t.Helper()
-	out, err := sim.Run(budget(t, 0.05), "ibnetdiscover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := ibnetdiscover.Parse(strings.NewReader(string(out)), "ibnetdiscover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := res.Fabric
+	f := discoveredFabric(t, sim)
 	var guid uint64
 	if _, err := fmt.Sscanf(name, "S-%x", &guid); err != nil {
 		t.Fatalf("switch name %q: %v", name, err)
@@ -238,8 +230,8 @@ func checkCut(t *testing.T, sim *ibtest.Sim, g *fabric.Graph) {
 	}
 }
 
-// afterFailure returns the fabric as ibnetdiscover sees it now.
-func afterFailure(t *testing.T, sim *ibtest.Sim) *fabric.Graph {
+// discoveredFabric returns the fabric as ibnetdiscover sees it now.
+func discoveredFabric(t *testing.T, sim *ibtest.Sim) *fabric.Fabric {
 	t.Helper()
 	out, err := sim.Run(budget(t, 0.05), "ibnetdiscover")
 	if err != nil {
@@ -249,7 +241,13 @@ func afterFailure(t *testing.T, sim *ibtest.Sim) *fabric.Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := fabric.Compile(res.Fabric)
+	return res.Fabric
+}
+
+// afterFailure returns the fabric as ibnetdiscover sees it now, compiled.
+func afterFailure(t *testing.T, sim *ibtest.Sim) *fabric.Graph {
+	t.Helper()
+	g, err := fabric.Compile(discoveredFabric(t, sim))
 	if err != nil {
 		t.Fatal(err)
 	}

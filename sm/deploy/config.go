@@ -44,7 +44,8 @@ type Config struct {
 	// PIDFile holds OpenSM's process id (opensm -B --pidfile). Empty: the
 	// one process named "opensm" is signalled.
 	PIDFile string
-	// ToolsDir holds ibnetdiscover, dump_fts, saquery and smpquery;
+	// ToolsDir holds ibnetdiscover, iblinkinfo, dump_fts, ibroute, smpdump,
+	// saquery and smpquery;
 	// empty: $PATH, then /usr/sbin, /sbin, /usr/local/sbin.
 	ToolsDir string
 	// ToolEnv is extra environment for those programs (NAME=value).

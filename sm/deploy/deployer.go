@@ -9,7 +9,7 @@
 //
 // Each published generation is rolled out with a consistent update plan
 // (package plan) built from what the switches hold, read back with
-// dump_fts. OpenSM cannot stop hosts injecting, so the plans have no
+// dump_fts (after a step: the switches it writes, with ibroute). OpenSM cannot stop hosts injecting, so the plans have no
 // pauses (plan.BuildLive): every state is proven with every destination
 // live. For every write step the deployer stages that step's tables,
 // sends SIGHUP, waits until OpenSM logs that the file engine configured

@@ -11,6 +11,19 @@ import (
 	"github.com/nuesm/nuesm/topo"
 )
 
+// fatTree43 is the 3-level fat tree k=4 with LIDs.
+func fatTree43(t *testing.T) *fabric.Fabric {
+	t.Helper()
+	tp, err := topo.FatTree(4, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.Fabric.AssignLIDs(0); err != nil {
+		t.Fatal(err)
+	}
+	return tp.Fabric
+}
+
 func dumpOf(t *testing.T, f *fabric.Fabric) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -52,14 +65,7 @@ func linkInfo(f *fabric.Fabric, id fabric.NodeID, down map[int]bool, moved map[i
 // a port leading elsewhere, a new link or a lost host cable is left to
 // the full discovery.
 func TestCutDownCables(t *testing.T) {
-	tp, err := topo.FatTree(4, 3, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := tp.Fabric
-	if err := f.AssignLIDs(0); err != nil {
-		t.Fatal(err)
-	}
+	f := fatTree43(t)
 	dump := dumpOf(t, f)
 	sw := fabric.NodeID(0)
 	for f.Nodes[sw].Kind != fabric.Switch {
@@ -133,14 +139,7 @@ func TestFabricHashIgnoresOrderAndComments(t *testing.T) {
 // TestDRPaths: directed routes from the node the dump names go through
 // switches only, each hop an output port of the node before it.
 func TestDRPaths(t *testing.T) {
-	tp, err := topo.FatTree(4, 3, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := tp.Fabric
-	if err := f.AssignLIDs(0); err != nil {
-		t.Fatal(err)
-	}
+	f := fatTree43(t)
 	host := fabric.NodeID(0)
 	for f.Nodes[host].Kind == fabric.Switch {
 		host++
