@@ -108,10 +108,11 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 				return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, step %d of %d (%s): %w", ref.gen, n+1, d.st.Steps, step.Kind, err))
 			}
 			staged, n = next, n+1
-			d.st.Step = n
-			if err := d.save(); err != nil {
-				d.log.Warn("cannot save the rollout state", "err", err)
-			}
+			// state.json records it with the next step's staging (or
+			// the end): a restart meanwhile settles from the switches
+			// either way, and a synced write less sits between steps.
+			d.st.Step, d.st.Updated = n, time.Now().UTC()
+			d.publishStatus()
 			if n < d.st.Steps && d.newer() {
 				d.log.Info("newer generation published: re-planning from the proven state", "at_step", n, "of", d.st.Steps)
 				return errNewer

@@ -28,8 +28,8 @@ const (
 
 // state is the rollout state machine's persistent part (state.json in
 // StateDir): which generation is being rolled out, how far, and what is
-// staged. It is written before files are staged and after each proven
-// step, so that a restart knows whether a staged step may be half applied.
+// staged. It is written as files are staged and when a rollout ends or
+// stops; a restart settles from what the switches hold whatever it says.
 type state struct {
 	Phase       string    `json:"phase"`
 	Target      int       `json:"target_generation"` // generation being rolled out (or last tried)

@@ -37,11 +37,16 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 			return nil, fmt.Errorf("writing the SL2VL lines into %s: %w", d.cfg.Conf, err)
 		}
 	}
+	// state.json and the staged files are written (and synced) at once:
+	// a restart settles from what the switches hold, whichever landed.
 	d.st.Staged = i + 1
-	if err := d.save(); err != nil {
-		return nil, err
+	saved := make(chan error, 1)
+	go func() { saved <- d.save() }()
+	err := d.stage(g, next)
+	if serr := <-saved; serr != nil {
+		return nil, serr
 	}
-	if err := d.stage(g, next); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	tApply := time.Now()
