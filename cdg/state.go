@@ -212,6 +212,14 @@ func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Repo
 // takes their dependencies out of k (laid out as st's). It reports false
 // when one of them needs the pair walk, which st's routing never did.
 func (st *State) subtract(k *counts, lists ...[]int) bool {
+	if st.treesOnly() {
+		return st.subtractTrees(k, lists...)
+	}
+	return st.subtractWalk(k, lists...)
+}
+
+// subtractWalk is subtract by the verifier's walk of each destination.
+func (st *State) subtractWalk(k *counts, lists ...[]int) bool {
 	w0 := newCollector(st.v)
 	for _, list := range lists {
 		w0.collect(list, func(_ int, bits []int64, _ uint32) {
