@@ -166,6 +166,9 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 			cpu := enginetest.CPUTime()
 			for i := 0; i < b.N; i++ {
 				var err error
+				if !st0.Covers(rc.g1) { // the daemon's check that the fabric lost parts only
+					b.Fatal("the State does not cover the damaged fabric")
+				}
 				if r, rst, err = routing.RepairWith(ctx, rc.g1, rc.old, routing.RepairOptions{State: st0}); err != nil {
 					b.Fatal(err)
 				}
