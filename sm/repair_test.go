@@ -28,17 +28,26 @@ func readGen(t *testing.T, out string, gen int) (*fabric.Graph, *lft.Routing) {
 	return l.Graph, r
 }
 
-// A cable failure repairs the published tables (only entries that led
-// into the cable change, engine "nue+repair"); another reroute of the same
-// fabric keeps them; the cable's return routes in full again.
-func TestCableFailureRepairs(t *testing.T) {
+// torusServer starts a server on a 4×4×4 torus (dump fab, output out)
+// routed by Nue at 8 VLs and waits for its first generation.
+func torusServer(t *testing.T) (s *Server, tp *topo.Topology, fab, out string) {
+	t.Helper()
 	dir := t.TempDir()
-	fab := filepath.Join(dir, "fabric.topo")
+	fab = filepath.Join(dir, "fabric.topo")
 	tp, err := topo.Torus([]int{4, 4, 4}, 1, false)
 	writeFabric(t, fab, tp, err)
-	out := filepath.Join(dir, "out")
-	s := start(t, Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 8})
+	out = filepath.Join(dir, "out")
+	s = start(t, Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 8})
 	waitFor(t, s, "publish", func(st Status) bool { return st.Published != nil && st.Published.Generation == 1 })
+	return s, tp, fab, out
+}
+
+// A cable failure repairs the published tables (only entries that led
+// into the cable change, engine "nue+repair"); another reroute of the same
+// fabric keeps them; the cable's return brings back the full routing from
+// before the failure.
+func TestCableFailureRepairs(t *testing.T) {
+	s, tp, fab, out := torusServer(t)
 	g0, err := fabric.Compile(tp.Fabric)
 	if err != nil {
 		t.Fatal(err)
@@ -164,13 +173,7 @@ func unlink(f *fabric.Fabric, l fabric.Link) *fabric.Fabric {
 // cable may carry more than before the failures: the detours around the
 // cable still failed may run over it.)
 func TestCableReturnRepairs(t *testing.T) {
-	dir := t.TempDir()
-	fab := filepath.Join(dir, "fabric.topo")
-	tp, err := topo.Torus([]int{4, 4, 4}, 1, false)
-	writeFabric(t, fab, tp, err)
-	out := filepath.Join(dir, "out")
-	s := start(t, Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 8})
-	waitFor(t, s, "publish", func(st Status) bool { return st.Published != nil && st.Published.Generation == 1 })
+	s, tp, fab, out := torusServer(t)
 	_, r0 := readGen(t, out, 1)
 
 	f1, fl1, err := topo.InjectFailures(tp.Fabric, topo.FailureSpec{Links: 1, Seed: 3, SkipCritical: true})
