@@ -59,9 +59,12 @@ func (st *State) subtractTrees(k *counts, lists ...[]int) bool {
 						if h == dsw {
 							break
 						}
-						b0 := (tbase[c] + int64(col[h]-off[h])) * V
+						t := tbase[c] + int64(col[h]-off[h])
+						if st.turnBase != nil {
+							t = int64(st.turnBase[t])
+						}
 						for b := m; b != 0; b &= b - 1 {
-							k.dec(st.baseBit(b0 + int64(bits.TrailingZeros32(b))))
+							k.dec(t*V + int64(bits.TrailingZeros32(b)))
 						}
 						x = h
 					}
