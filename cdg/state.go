@@ -30,8 +30,10 @@ type State struct {
 	dmask    []uint32  // per LID: the VLs of its paths
 	walked   int       // destinations walked to make the State
 	// memo is a cache RepairBase leaves for the verification of the
-	// repair; nothing else of a State changes once it is made.
+	// repair, fmap one of the last fabric mapped onto the State's;
+	// nothing else of a State changes once it is made.
 	memo atomic.Pointer[repairMemo]
+	fmap atomic.Pointer[mapMemo]
 }
 
 // Walked returns how many destinations were walked to verify the
@@ -122,7 +124,7 @@ func (st *State) Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, 
 	if st == nil || !st.applies(v) {
 		return v.verifyState()
 	}
-	m := mapFabrics(st.v.g, g, v.opt.SwitchSources)
+	m := st.mapTo(g, v.opt.SwitchSources)
 	if m == nil {
 		return v.verifyState()
 	}
@@ -238,6 +240,10 @@ func (st *State) baseBit(b int64) int64 {
 		return b
 	}
 	V := int64(st.v.V)
+	if V&(V-1) == 0 { // the usual VL counts: no division per bit
+		s := uint(bits.TrailingZeros64(uint64(V)))
+		return int64(st.turnBase[b>>s])<<s | b&(V-1)
+	}
 	return int64(st.turnBase[b/V])*V + b%V
 }
 

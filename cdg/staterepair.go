@@ -26,7 +26,7 @@ func (st *State) RepairBase(g *fabric.Graph, r *lft.Routing) (broken []int, turn
 	if !st.applies(v) || slices.ContainsFunc(v.comp, func(c int32) bool { return c != 0 }) {
 		return nil, nil, false
 	}
-	m := mapFabrics(st.v.g, g, false)
+	m := st.mapTo(g, false)
 	if m == nil {
 		return nil, nil, false
 	}
@@ -99,5 +99,5 @@ var memosTaken atomic.Int64
 // for g from st (RepairBase). A fabric that gained a cable or switch st's
 // fabric lacks is not covered.
 func (st *State) Covers(g *fabric.Graph) bool {
-	return st != nil && mapFabrics(st.v.g, g, st.v.opt.SwitchSources) != nil
+	return st != nil && st.mapTo(g, st.v.opt.SwitchSources) != nil
 }
