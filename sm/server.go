@@ -108,6 +108,9 @@ type Server struct {
 	// The verifier's State of the published tables (nil: none kept), from
 	// which a repair of them is verified incrementally.
 	verified atomic.Pointer[cdg.State]
+	// The last full routing published for no job, which a returned cable
+	// or switch is repaired from (nil: none).
+	base atomic.Pointer[baseRouting]
 
 	// owned by the Run goroutine
 	fabricSeen fileStamp
@@ -327,6 +330,14 @@ func (s *Server) loop(ctx context.Context, httpErr <-chan error) error {
 
 // startReroute runs a reroute in a goroutine under the reroute deadline.
 func (s *Server) startReroute(ctx context.Context, reason string) *inflight {
+	// The reroute reads the dump as it is now or newer: a change the
+	// watch has not seen yet (discovery writes the dump, then triggers)
+	// needs no reroute of its own.
+	if s.cfg.Fabric != "" {
+		if st, err := stampOf(s.cfg.Fabric); err == nil {
+			s.fabricSeen = st
+		}
+	}
 	d := s.cfg.RerouteTimeout.Duration
 	rctx, cancel := context.WithTimeout(ctx, d)
 	run := &inflight{done: make(chan struct{}), deadline: time.NewTimer(d), reason: reason, started: time.Now()}

@@ -65,7 +65,7 @@ func budget(t testing.TB, frac float64) time.Duration {
 
 func newOSMBed(t *testing.T, tp *topo.Topology) *osmBed {
 	t.Helper()
-	ibtest.Require(t, "ibsim", "opensm", "ibnetdiscover", "dump_fts", "saquery", "smpquery")
+	ibtest.Require(t, "ibsim", "opensm", "ibnetdiscover", "iblinkinfo", "dump_fts", "ibroute", "saquery", "smpquery")
 	b := &osmBed{t: t, dir: t.TempDir(), osmDir: t.TempDir()}
 	net := filepath.Join(b.dir, "fabric.net")
 	if err := ibnetdiscover.WriteIBSimFile(net, tp.Fabric); err != nil {
@@ -181,7 +181,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 	}
 	dc.ToolWorkDir = b.dir
 	m := sm.NewMetrics()
-	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), nil)), m.Registry)
+	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})), m.Registry)
 	if err != nil {
 		b.t.Fatal(err)
 	}

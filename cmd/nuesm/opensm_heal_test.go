@@ -22,7 +22,12 @@ import (
 // healResult is what the switches did after a cable failed, sampled by
 // reading every switch back as fast as the diags allow.
 type healResult struct {
-	Healed      time.Duration // from the failure to the first state delivering every connected pair
+	Healed time.Duration // from the failure to the end of the first read of a state delivering every connected pair
+	// After is when the last read that found pairs undelivered began (0
+	// when the first read found every pair delivered): the switches
+	// healed in (After, Healed].
+	After       time.Duration
+	ReadMean    time.Duration // mean duration of one read of every switch
 	PairSeconds float64       // connected pairs not delivered, integrated over time
 	States      int           // states read back
 	Unsafe      int           // states with a forwarding loop or a CDG cycle
@@ -34,35 +39,66 @@ type healResult struct {
 	Lost      int64
 }
 
-// measureHeal samples the switches from t0 until a state delivers every
-// pair of g (the fabric after the failure). sls gives the SL tables to
-// check a state with (nil: loops only). The entries dump_fts misses (a
-// top LID that opens a block: one smpdump per switch) are read at every
-// fourth sample and to confirm a healed state; samples in between take
-// them from the last full read, so that most samples cost one dump_fts.
-//
-// window > 0 ends the sampling after that long with NotHealed (a
-// benchmark row for a subnet manager that never heals); 0 fails the test
-// at its deadline instead.
-func measureHeal(t *testing.T, env []string, g *fabric.Graph, t0 time.Time, sls func(*lft.Routing), window time.Duration) healResult {
+// healWatch is what measureHeal watches: the fabric g after the failure,
+// the diags' environment, the SL tables to check a state with (nil: loops
+// only), and an observation window (> 0: the sampling ends after that
+// long with NotHealed, a benchmark row for a subnet manager that never
+// heals; 0: the test fails at its deadline instead).
+type healWatch struct {
+	env    []string
+	g      *fabric.Graph
+	sls    func(*lft.Routing)
+	window time.Duration
+}
+
+// measureHeal calls fail (which fails a part of the fabric, or did, and
+// returns when) and samples the switches from then until a state
+// delivers every pair of g. The entries dump_fts misses (a top LID that
+// opens a block: one smpdump per switch) are read at every fourth sample
+// and to confirm a healed state; samples in between take them from the
+// last full read, so that most samples cost one dump_fts. With
+// readBefore the switches are read in full before fail is called, so
+// that the first sample begins at once and costs one dump_fts too.
+func measureHeal(t *testing.T, w healWatch, fail func() time.Time, readBefore bool) (res healResult) {
 	t.Helper()
+	env, g, sls, window := w.env, w.g, w.sls, w.window
 	work := t.TempDir()
-	res := healResult{Cycles: sls != nil}
+	res = healResult{Cycles: sls != nil}
+	var full *lft.Routing // the last full read
+	if readBefore {
+		// The switches' entries until a subnet manager writes them.
+		r, err := deploy.ReadSwitches(context.Background(), env, work, budget(t, 0.05), g, nil)
+		if err != nil {
+			t.Logf("reading the switches before the failure: %v (the first sample reads them in full)", err)
+			r = nil
+		}
+		full = r
+	}
+	t0 := fail()
 	deadline := time.Now().Add(budget(t, 0.2))
 	if window > 0 {
 		deadline = t0.Add(min(window, budget(t, 0.2)))
 	}
 	last, lastLost := t0, int64(-1)
-	var full *lft.Routing // the last full read
+	var reading time.Duration
+	defer func() {
+		if res.States > 0 {
+			res.ReadMean = reading / time.Duration(res.States)
+		}
+	}()
+	sinceFull := 0
 	for {
 		var known deploy.Known
-		if full != nil && res.States%4 != 0 {
+		if full != nil && sinceFull < 3 {
 			known = deploy.KnownUnchanged(g, full, g, full)
 		}
+		began := time.Now()
 		r, err := deploy.ReadSwitches(context.Background(), env, work, budget(t, 0.05), g, known)
 		now := time.Now()
+		reading += now.Sub(began)
+		sinceFull++
 		if err == nil && known == nil {
-			full = r.Clone()
+			full, sinceFull = r.Clone(), 0
 		}
 		if err != nil {
 			t.Logf("read-back failed (counted as nothing healed): %v", err)
@@ -98,8 +134,11 @@ func measureHeal(t *testing.T, env []string, g *fabric.Graph, t0 time.Time, sls 
 					return res
 				}
 				if r != nil {
-					full = r
+					full, sinceFull = r, 0
 				}
+			}
+			if lost > 0 {
+				res.After = began.Sub(t0)
 			}
 		}
 		if now.After(deadline) && window > 0 {
@@ -129,8 +168,70 @@ func confirmHealed(t *testing.T, env []string, work string, g *fabric.Graph, sls
 	return rep != nil && rep.Pairs == rep.Delivered, full
 }
 
-// afterFailure returns the fabric as ibnetdiscover sees it now.
-func afterFailure(t *testing.T, sim *ibtest.Sim) *fabric.Graph {
+// unlink returns a function that fails the cable at port of switch name
+// (ibsim's Unlink) and returns when.
+func unlink(t *testing.T, sim *ibtest.Sim, name string, port int) func() time.Time {
+	return func() time.Time {
+		t0 := time.Now()
+		if out, err := sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
+			t.Fatalf("Unlink: %v %s", err, out)
+		}
+		t.Logf("Unlink at %s", t0.UTC().Format("15:04:05.000"))
+		return t0
+	}
+}
+
+// withoutCable returns the fabric as ibnetdiscover sees it now, with the
+// cable at port of switch name (ibsim's "S-<guid>") cut: the fabric after
+// that cable fails, known before it fails, so that the reader starts at
+// once (LIDs stay when a cable fails). checkCut compares it with a
+// discovery after the failure.
+func withoutCable(t *testing.T, sim *ibtest.Sim, name string, port int) *fabric.Graph {
+	t.Helper()
+	f := discoveredFabric(t, sim)
+	var guid uint64
+	if _, err := fmt.Sscanf(name, "S-%x", &guid); err != nil {
+		t.Fatalf("switch name %q: %v", name, err)
+	}
+	id, ok := f.NodeByGUID(guid)
+	if !ok || port >= len(f.Nodes[id].Ports) || !f.Nodes[id].Ports[port].Cabled() {
+		t.Fatalf("ibnetdiscover shows no cable at %s port %d", name, port)
+	}
+	peer := f.Nodes[id].Ports[port].Peer
+	f.Nodes[id].Ports[port].Peer = fabric.NoPeer
+	f.Port(peer).Peer = fabric.NoPeer
+	g, err := fabric.Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// checkCut fails the test unless ibnetdiscover now sees the fabric g
+// (the same links).
+func checkCut(t *testing.T, sim *ibtest.Sim, g *fabric.Graph) {
+	t.Helper()
+	cables := func(f *fabric.Fabric) map[[4]uint64]bool {
+		m := map[[4]uint64]bool{}
+		for _, l := range f.Links() {
+			m[[4]uint64{f.Nodes[l.A.Node].GUID, uint64(l.A.Port), f.Nodes[l.B.Node].GUID, uint64(l.B.Port)}] = true
+			m[[4]uint64{f.Nodes[l.B.Node].GUID, uint64(l.B.Port), f.Nodes[l.A.Node].GUID, uint64(l.A.Port)}] = true
+		}
+		return m
+	}
+	a, b := cables(g.F), cables(afterFailure(t, sim).F)
+	for c := range b {
+		if !a[c] {
+			t.Fatalf("after the failure ibnetdiscover sees a cable the bench's fabric lacks: %x", c)
+		}
+	}
+	if len(a) != len(b) {
+		t.Fatalf("after the failure ibnetdiscover sees %d cable ends, the bench's fabric has %d", len(b), len(a))
+	}
+}
+
+// discoveredFabric returns the fabric as ibnetdiscover sees it now.
+func discoveredFabric(t *testing.T, sim *ibtest.Sim) *fabric.Fabric {
 	t.Helper()
 	out, err := sim.Run(budget(t, 0.05), "ibnetdiscover")
 	if err != nil {
@@ -140,7 +241,13 @@ func afterFailure(t *testing.T, sim *ibtest.Sim) *fabric.Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := fabric.Compile(res.Fabric)
+	return res.Fabric
+}
+
+// afterFailure returns the fabric as ibnetdiscover sees it now, compiled.
+func afterFailure(t *testing.T, sim *ibtest.Sim) *fabric.Graph {
+	t.Helper()
+	g, err := fabric.Compile(discoveredFabric(t, sim))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,13 +274,9 @@ func (b *osmBed) stagedSLs(g *fabric.Graph) func(*lft.Routing) {
 func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration) healResult {
 	b, srv, st := deployed(t, tp, "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration = drain })
 	name, port := interSwitchPort(t, tp)
-	t0 := time.Now()
-	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
-		t.Fatalf("Unlink: %v %s", err, out)
-	}
-	t.Logf("Unlink at %s", t0.UTC().Format("15:04:05.000"))
-	g := afterFailure(t, b.sim)
-	res := measureHeal(t, b.toolEnv(), g, t0, b.stagedSLs(g), 0)
+	g := withoutCable(t, b.sim, name, port)
+	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, name, port), true)
+	checkCut(t, b.sim, g)
 	b.waitDeployed(srv, st.Published.Generation, "after the failure")
 	seen := changes(srv)
 	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("ReLink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
@@ -207,16 +310,14 @@ func healOpenSM(t *testing.T, tp *topo.Topology, engine string) healResult {
 	lib, _ := ibtest.UMAD2Sim()
 	env := []string{"IBSIM_SOCKNAME=" + sim.SockName, "LD_PRELOAD=" + lib}
 	name, port := interSwitchPort(t, tp)
-	t0 := time.Now()
-	if out, err := sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
-		t.Fatalf("Unlink: %v %s", err, out)
-	}
-	g := afterFailure(t, sim)
+	g := withoutCable(t, sim, name, port)
 	var sls func(*lft.Routing)
 	if engine != "dfsssp" { // one VL: SL 0 is the truth; dfsssp's SLs are not read
 		sls = func(*lft.Routing) {}
 	}
-	return measureHeal(t, env, g, t0, sls, openSMHealWindow)
+	res := measureHeal(t, healWatch{env: env, g: g, sls: sls, window: openSMHealWindow}, unlink(t, sim, name, port), true)
+	checkCut(t, sim, g)
+	return res
 }
 
 // TestOpenSMFailureHeal: a switch-to-switch cable of the k=4 fat tree
@@ -233,7 +334,8 @@ func TestOpenSMFailureHeal(t *testing.T) {
 	if res.Unsafe > 0 {
 		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.States, res.Worst)
 	}
-	t.Logf("healed after %.2f s, %.1f pair-seconds black-holed, %d states read back, none unsafe", res.Healed.Seconds(), res.PairSeconds, res.States)
+	t.Logf("healed after %.2f s (the last read finding pairs undelivered began at %.2f s; one read %.3f s), %.1f pair-seconds black-holed, %d states read back, none unsafe",
+		res.Healed.Seconds(), res.After.Seconds(), res.ReadMean.Seconds(), res.PairSeconds, res.States)
 }
 
 // TestFailoverBench is bench/failover (make bench-failover): the same
@@ -250,7 +352,8 @@ func TestFailoverBench(t *testing.T) {
 	torus, _ := topo.Torus([]int{4, 4, 4}, 1, false)
 	big, _ := topo.FatTree(8, 3, 0)
 	var rows []string
-	rows = append(rows, "| fabric | recovery | healed (s) | pair-seconds black-holed | states read | unsafe states |", "|---|---|---|---|---|---|")
+	rows = append(rows, "| fabric | recovery | healed (s) | last unhealed read began (s) | one read (s) | pair-seconds black-holed | states read | unsafe states |",
+		"|---|---|---|---|---|---|---|---|")
 	for _, f := range []struct {
 		name string
 		tp   *topo.Topology
@@ -265,7 +368,8 @@ func TestFailoverBench(t *testing.T) {
 			if r.NotHealed {
 				healed = fmt.Sprintf("not healed in %.0f s (%d pairs lost)", r.Healed.Seconds(), r.Lost)
 			}
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.1f | %d | %s |", f.name, who, healed, r.PairSeconds, r.States, unsafe))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.2f | %.3f | %.1f | %d | %s |", f.name, who, healed, r.After.Seconds(), r.ReadMean.Seconds(),
+				r.PairSeconds, r.States, unsafe))
 			t.Log(rows[len(rows)-1])
 		}
 		t.Run(f.name+"/nuesm", func(t *testing.T) {
@@ -318,7 +422,7 @@ func TestOpenSMSwitchFailure(t *testing.T) {
 	if g.NumSwitches() != 47 {
 		t.Fatalf("after the switch failure ibnetdiscover sees %d switches, expected 47", g.NumSwitches())
 	}
-	res := measureHeal(t, b.toolEnv(), g, t0, b.stagedSLs(g), 0)
+	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, func() time.Time { return t0 }, false)
 	if res.Unsafe > 0 {
 		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.States, res.Worst)
 	}

@@ -44,7 +44,8 @@ type Config struct {
 	// PIDFile holds OpenSM's process id (opensm -B --pidfile). Empty: the
 	// one process named "opensm" is signalled.
 	PIDFile string
-	// ToolsDir holds ibnetdiscover, dump_fts, saquery and smpquery;
+	// ToolsDir holds ibnetdiscover, iblinkinfo, dump_fts, ibroute, smpdump,
+	// saquery and smpquery;
 	// empty: $PATH, then /usr/sbin, /sbin, /usr/local/sbin.
 	ToolsDir string
 	// ToolEnv is extra environment for those programs (NAME=value).
@@ -69,13 +70,14 @@ type Config struct {
 	// Retry is how long a stopped rollout waits before it re-plans from
 	// what the switches hold and tries again (default 30s).
 	Retry time.Duration
-	// Discover runs ibnetdiscover when OpenSM finishes a heavy sweep
-	// (DumpDir) and every Rediscover, writes the dump to Fabric when the
+	// Discover runs ibnetdiscover when OpenSM logs a link's trap, when it
+	// finishes a heavy sweep (DumpDir) and every Rediscover, writes the dump to Fabric when the
 	// fabric changed, and asks the daemon to reroute.
 	Discover bool
 	// Fabric is the daemon's fabric dump (written by discovery).
 	Fabric string
-	// DiscoverPoll is how often opensm-subnet.lst is checked (default 200ms).
+	// DiscoverPoll is how often OpenSM's log and opensm-subnet.lst are
+	// checked where inotify does not wake the deployer (default 200ms).
 	DiscoverPoll time.Duration
 	// Rediscover is the interval of discoveries without a trigger
 	// (default 60s; negative: never).

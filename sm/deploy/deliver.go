@@ -49,16 +49,22 @@ func (d *Deployer) deliverable(ctx context.Context, g *fabric.Graph, r *lft.Rout
 			return err
 		}
 	}
-	if need > d.operVLsOK {
-		ok, err := d.checkOperVLs(ctx, g, need)
-		if err != nil {
-			return err
-		}
-		if ok {
-			d.operVLsOK = need
-		}
-	}
 	return nil
+}
+
+// operVLs refuses a routing that needs more VLs than a switch-to-switch
+// port operates; it is read once per VL count (after settle: the read
+// gives the directed route to a switch).
+func (d *Deployer) operVLs(ctx context.Context, g *fabric.Graph, r *lft.Routing) error {
+	need := r.MaxVL() + 1
+	if need <= d.operVLsOK {
+		return nil
+	}
+	ok, err := d.checkOperVLs(ctx, g, need)
+	if ok {
+		d.operVLsOK = need
+	}
+	return err
 }
 
 // manageConf makes OpenSM's SL2VL options map the target's SLs as it
@@ -111,21 +117,24 @@ var operVLs = regexp.MustCompile(`OperVLs:\.*VL0-(\d+)`)
 // checkOperVLs reads the operational VLs of one switch-to-switch port:
 // OpenSM masks SL2VL entries beyond them (VL & (2^k-1)), which would
 // silently merge the routing's VLs. It reports whether the port was read.
+// The query goes over the switch's directed route (the switches may not
+// route LIDs yet).
 func (d *Deployer) checkOperVLs(ctx context.Context, g *fabric.Graph, need int) (bool, error) {
-	s := int32(0)
-	for int(s) < g.NumSwitches() && g.Off[s] == g.Off[s+1] {
-		s++
+	s, path := int32(0), ""
+	for ; int(s) < g.NumSwitches(); s++ {
+		if p, ok := d.paths[g.F.Nodes[g.Switches[s]].GUID]; ok && g.Off[s] < g.Off[s+1] {
+			path = p
+			break
+		}
 	}
-	if int(s) == g.NumSwitches() {
+	if path == "" {
 		return false, nil
 	}
 	port := g.OutPort[g.Off[s]]
-	lid := int(g.F.Nodes[g.Switches[s]].Ports[0].LID)
 	qctx, cancel := d.quick(ctx)
-	out, err := d.run.run(qctx, "smpquery", "portinfo", strconv.Itoa(lid), strconv.Itoa(int(port)))
+	out, err := d.run.run(qctx, "smpquery", "-D", "portinfo", path, strconv.Itoa(int(port)))
 	cancel()
 	if err != nil {
-		// LID routed: the switches may not route to it yet; read next time.
 		d.log.Warn("cannot read a port's operational VLs (checked at the next rollout)", "err", err)
 		return false, nil
 	}

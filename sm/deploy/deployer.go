@@ -9,7 +9,7 @@
 //
 // Each published generation is rolled out with a consistent update plan
 // (package plan) built from what the switches hold, read back with
-// dump_fts. OpenSM cannot stop hosts injecting, so the plans have no
+// dump_fts (after a step: the switches it writes, with ibroute). OpenSM cannot stop hosts injecting, so the plans have no
 // pauses (plan.BuildLive): every state is proven with every destination
 // live. For every write step the deployer stages that step's tables,
 // sends SIGHUP, waits until OpenSM logs that the file engine configured
@@ -33,7 +33,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,11 +129,28 @@ type Deployer struct {
 	// dump_fts misses are read again only where a step writes them.
 	lastG    *fabric.Graph
 	lastRead *lft.Routing
+	// paths holds the switches' directed routes by node GUID, as the
+	// last reads found them.
+	paths map[uint64]string
+	// pathSnap is a copy of paths for the fabric watcher.
+	pathSnap atomic.Pointer[map[uint64]string]
+	// local is the node GUID the diags run from (0: unknown), from the
+	// generation's dump; localPaths are the directed routes on localG.
+	local      uint64
+	localG     *fabric.Graph
+	localPaths map[uint64]string
+	// pathsG is the fabric the paths were found on.
+	pathsG *fabric.Graph
+	// staged, when set, says the last read found the staged tables.
+	staged *stagedRead
+	// logWatch wakes a step's wait when OpenSM writes its log.
+	logWatch *watcher
 }
 
 // read reads the switches back; entries dump_fts misses that no step
 // wrote since the last read (want agrees with it; nil: any) are taken
-// from that read.
+// from that read. With want, only the switches where want differs from
+// the last read are read (readWritten) when that can be done.
 func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing) (*lft.Routing, []string, error) {
 	var known Known
 	switch {
@@ -140,11 +159,79 @@ func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing)
 	case d.lastRead != nil:
 		known = KnownUnchanged(d.lastG, d.lastRead, d.lastG, d.lastRead)
 	}
-	r, missing, err := readLFTs(ctx, d.run, g, known)
+	if d.paths == nil {
+		d.paths = map[uint64]string{}
+	}
+	if paths := d.routesOn(g); want != nil && paths != nil {
+		r, n, err := readWritten(ctx, d.run, g, known, paths)
+		if err == nil {
+			d.log.Debug("read back the switches written", "switches", n, "of", g.NumSwitches())
+			d.lastG, d.lastRead = g, r
+			return r, nil, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if err != errReadAll {
+			d.log.Debug("reading every switch", "why", err)
+		}
+	}
+	r, missing, err := readLFTs(ctx, d.run, g, known, d.paths)
 	if err == nil && len(missing) == 0 {
-		d.lastG, d.lastRead = g, r
+		d.lastG, d.lastRead, d.pathsG = g, r, g
+		snap := maps.Clone(d.paths)
+		d.pathSnap.Store(&snap)
 	}
 	return r, missing, err
+}
+
+// routesOn returns directed routes to the switches of g: computed on g
+// from the node the diags run on (the dump's header names it), else the
+// ones the last full read found when g's cables are those of the fabric
+// they were found on; nil when neither is known.
+func (d *Deployer) routesOn(g *fabric.Graph) map[uint64]string {
+	if d.local != 0 {
+		if d.localG != g {
+			d.localG, d.localPaths = g, drPaths(g, d.local)
+		}
+		if d.localPaths != nil {
+			return d.localPaths
+		}
+	}
+	if d.pathsG == nil {
+		return nil
+	}
+	if d.pathsG != g && !sameCables(d.pathsG, g) {
+		return nil
+	}
+	d.pathsG = g
+	return d.paths
+}
+
+// sameCables reports whether two fabrics have the same cables (ends named
+// by node GUID and port).
+func sameCables(a, b *fabric.Graph) bool {
+	set := func(g *fabric.Graph) map[[4]uint64]bool {
+		m := map[[4]uint64]bool{}
+		for _, l := range g.F.Links() {
+			k := [4]uint64{g.F.Nodes[l.A.Node].GUID, uint64(l.A.Port), g.F.Nodes[l.B.Node].GUID, uint64(l.B.Port)}
+			if k[2] < k[0] || (k[2] == k[0] && k[3] < k[1]) {
+				k = [4]uint64{k[2], k[3], k[0], k[1]}
+			}
+			m[k] = true
+		}
+		return m
+	}
+	x, y := set(a), set(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for k := range x {
+		if !y[k] {
+			return false
+		}
+	}
+	return true
 }
 
 type genRef struct {
@@ -244,6 +331,7 @@ func (d *Deployer) publishStatus() {
 // a reroute (discovery found a change).
 func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 	d.snapshot(ctx)
+	d.logWatch = watchDirs(ctx, filepath.Dir(d.cfg.LogFile))
 	if d.cfg.Discover {
 		go d.watchFabric(ctx, trigger)
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
@@ -16,34 +18,57 @@ import (
 // TriggerDiscovered is the reroute reason discovery gives the daemon.
 const TriggerDiscovered = "fabric-discovered"
 
-// watchFabric rediscovers the fabric whenever OpenSM finishes a heavy
-// sweep (it rewrites opensm-subnet.lst then: a trap for a failed or
-// repaired cable, a port change seen by a light sweep) and every
+// watchFabric rediscovers the fabric when OpenSM logs a trap that a
+// link changed state ("Link state change", trap 128: a cable failed or
+// came back), when OpenSM finishes a heavy sweep (it rewrites
+// opensm-subnet.lst then: a port change seen by a light sweep), and every
 // Rediscover, and asks the daemon to reroute when the fabric changed.
-// OpenSM heavy-sweeps within a fraction of a second of a link change
-// (docs/deploy.md), so watching its dump is as fast as polling the
-// fabric without costing a discovery per poll.
+// OpenSM logs the trap as it arrives, before its own heavy sweep, so the
+// reroute starts while OpenSM is still sweeping: a trap of cables that
+// went down reads only the trapping switches' ports (lostCables), others
+// a full discovery; the rediscovery after that sweep sees the fabric as
+// OpenSM left it. Both files are watched
+// with inotify, checked every DiscoverPoll where it is not available.
 func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 	subnet := ""
 	if d.cfg.DumpDir != "" {
 		subnet = filepath.Join(d.cfg.DumpDir, "opensm-subnet.lst")
 	}
-	last := stampOf(subnet)
+	w := watchDirs(ctx, filepath.Dir(d.cfg.LogFile), d.cfg.DumpDir)
+	last, logOff := stampOf(subnet), d.osm.logOffset()
 	d.discover(ctx, "start", trigger)
-	tick := time.NewTicker(d.cfg.DiscoverPoll)
-	defer tick.Stop()
 	next := time.Now().Add(d.cfg.Rediscover)
 	for {
-		select {
-		case <-ctx.Done():
+		if err := w.wait(ctx, d.cfg.DiscoverPoll); err != nil {
 			return
-		case <-tick.C:
 		}
-		if st := stampOf(subnet); subnet != "" && st != last {
+		lg, err := d.osm.readLog(logOff)
+		if err == nil {
+			logOff = lg.end
+		}
+		// OpenSM logs the trap, then which switch sent it: wait a moment
+		// for that line.
+		for try := 0; try < 5 && err == nil && lg.linkChanges > 0 && len(lg.trapSwitches) == 0; try++ {
+			if sleep(ctx, 2*time.Millisecond) != nil {
+				return
+			}
+			var more sweepLog
+			if more, err = d.osm.readLog(logOff); err == nil {
+				lg.merge(more)
+				logOff = lg.end
+			}
+		}
+		switch st := stampOf(subnet); {
+		case lg.linkChanges > 0:
+			if !d.lostCables(ctx, lg.trapSwitches, trigger) {
+				d.discover(ctx, "opensm-trap", trigger)
+			}
+			next = time.Now().Add(d.cfg.Rediscover)
+		case subnet != "" && st != last:
 			last = st
 			d.discover(ctx, "opensm-sweep", trigger)
 			next = time.Now().Add(d.cfg.Rediscover)
-		} else if d.cfg.Rediscover > 0 && time.Now().After(next) {
+		case d.cfg.Rediscover > 0 && time.Now().After(next):
 			d.discover(ctx, "periodic", trigger)
 			next = time.Now().Add(d.cfg.Rediscover)
 		}
@@ -68,7 +93,8 @@ func stampOf(path string) stamp {
 
 // discover runs ibnetdiscover and, when the fabric differs from the
 // daemon's dump (ignoring ibnetdiscover's header comments, which carry
-// the time), replaces the dump and triggers a reroute.
+// the time, and the order of its nodes), replaces the dump and triggers
+// a reroute.
 func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) {
 	t0 := time.Now()
 	out, err := d.run.run(ctx, "ibnetdiscover")
@@ -88,6 +114,12 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 		d.log.Warn("fabric discovery failed", "trigger", reason, "err", err)
 		return
 	}
+	d.adopt(out, reason, t0, trigger)
+}
+
+// adopt replaces the daemon's dump with out when the fabric differs and
+// triggers a reroute.
+func (d *Deployer) adopt(out []byte, reason string, t0 time.Time, trigger func(string)) {
 	old, _ := os.ReadFile(d.cfg.Fabric)
 	if fabricHash(old) == fabricHash(out) {
 		d.met.discover.WithLabelValues("unchanged").Inc()
@@ -110,20 +142,33 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 }
 
 // fabricHash hashes a dump without its lines starting with '#' (the
-// header ibnetdiscover dates).
+// header ibnetdiscover dates) and whatever the order of its node blocks
+// (ibnetdiscover's order follows its scan, which a changed cable moves).
 func fabricHash(b []byte) [32]byte {
+	var blocks []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			blocks = append(blocks, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimRight(line, "\r")
+		switch {
+		case strings.TrimSpace(line) == "":
+			flush()
+		case line[0] != '#':
+			cur.WriteString(line)
+			cur.WriteByte('\n')
+		}
+	}
+	flush()
+	sort.Strings(blocks)
 	h := sha256.New()
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		line := b
-		if i >= 0 {
-			line, b = b[:i+1], b[i+1:]
-		} else {
-			b = nil
-		}
-		if len(line) > 0 && line[0] != '#' {
-			h.Write(line)
-		}
+	for _, bl := range blocks {
+		h.Write([]byte(bl))
+		h.Write([]byte{0})
 	}
 	var s [32]byte
 	copy(s[:], h.Sum(nil))

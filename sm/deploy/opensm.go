@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,7 +108,12 @@ type sweepLog struct {
 	noEngine   bool     // "No routing engine able to successfully configure"
 	errors     []string // error lines that concern routing or QoS
 	subnetUp   int      // "SUBNET UP" lines
-	end        int64    // offset after the last complete line read
+	// linkChanges counts the traps of a link changing state (trap 128,
+	// logged at error level as it arrives, before OpenSM sweeps).
+	linkChanges int
+	// trapSwitches are the node GUIDs of the switches that reported them.
+	trapSwitches []uint64
+	end          int64 // offset after the last complete line read
 }
 
 // readLog parses the log from off (from 0 when the log is shorter: it was
@@ -142,6 +149,23 @@ func (o *openSM) readLog(off int64) (sweepLog, error) {
 	return out, nil
 }
 
+// merge appends what was logged after s (read from s.end).
+func (s *sweepLog) merge(m sweepLog) {
+	s.configured = append(s.configured, m.configured...)
+	s.noEngine = s.noEngine || m.noEngine
+	s.errors = append(s.errors, m.errors[:min(len(m.errors), max(0, 20-len(s.errors)))]...)
+	s.subnetUp += m.subnetUp
+	s.linkChanges += m.linkChanges
+	for _, g := range m.trapSwitches {
+		if !slices.Contains(s.trapSwitches, g) {
+			s.trapSwitches = append(s.trapSwitches, g)
+		}
+	}
+	s.end = m.end
+}
+
+var trapSwitch = regexp.MustCompile(`from switch LID \d+, GUID 0x([0-9a-fA-F]+)`)
+
 func (s *sweepLog) add(line string) {
 	switch {
 	case strings.Contains(line, "tables configured on all switches"):
@@ -154,6 +178,16 @@ func (s *sweepLog) add(line string) {
 		s.noEngine = true
 	case strings.Contains(line, "SUBNET UP"):
 		s.subnetUp++
+	case strings.Contains(line, "Received Generic Notice") && strings.Contains(line, "(Link state change)"):
+		s.linkChanges++
+	case strings.Contains(line, `Notice "Link state change" from switch`):
+		// "log_notice: Reporting Urgent Notice "Link state change" from
+		// switch LID 1, GUID 0x0002c90000000001"
+		if m := trapSwitch.FindStringSubmatch(line); m != nil {
+			if g, err := strconv.ParseUint(m[1], 16, 64); err == nil && !slices.Contains(s.trapSwitches, g) {
+				s.trapSwitches = append(s.trapSwitches, g)
+			}
+		}
 	case routingError(line):
 		if len(s.errors) < 20 {
 			s.errors = append(s.errors, strings.TrimSpace(line))

@@ -21,8 +21,9 @@ import (
 // have are ignored; switches the read misses keep NoPort tables and are
 // returned as missing. The entries dump_fts misses (readTopLIDs) are read
 // one switch at a time, except where known gives them: the caller read
-// them before and nothing wrote them since (nil: read all).
-func readLFTs(ctx context.Context, run *runner, g *fabric.Graph, known Known) (*lft.Routing, []string, error) {
+// them before and nothing wrote them since (nil: read all). paths gets
+// each switch's directed route by node GUID (nil: not wanted).
+func readLFTs(ctx context.Context, run *runner, g *fabric.Graph, known Known, paths map[uint64]string) (*lft.Routing, []string, error) {
 	out, err := run.run(ctx, "dump_fts", "-n")
 	if err != nil {
 		return nil, nil, err
@@ -39,6 +40,9 @@ func readLFTs(ctx context.Context, run *runner, g *fabric.Graph, known Known) (*
 			continue
 		}
 		seen[guid] = true
+		if paths != nil {
+			paths[guid] = string(m[2])
+		}
 		if hi, err := strconv.ParseUint(string(m[1]), 0, 16); err == nil && hi > 0 && hi%lft.BlockSize == 0 {
 			tops = append(tops, blockTop{guid: guid, path: string(m[2]), lid: int(hi)})
 		}
@@ -241,7 +245,7 @@ func clip(b []byte) string {
 // Tests and benchmarks use it to check the switches independently of a
 // running deployer.
 func ReadSwitches(ctx context.Context, env []string, workDir string, timeout time.Duration, g *fabric.Graph, known Known) (*lft.Routing, error) {
-	r, missing, err := readLFTs(ctx, &runner{env: env, work: workDir, timeout: timeout, limit: 512 << 20}, g, known)
+	r, missing, err := readLFTs(ctx, &runner{env: env, work: workDir, timeout: timeout, limit: 512 << 20}, g, known, nil)
 	if err == nil && len(missing) > 0 {
 		err = fmt.Errorf("%d switches did not answer (%s…)", len(missing), missing[0])
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nuesm/nuesm/cdg"
@@ -30,18 +31,29 @@ var ErrUnsafeState = errors.New("switches hold an unsafe state")
 // the switches hold, run the plan step by step.
 func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	d.st.Target, d.st.TargetDir, d.st.Error = ref.gen, ref.dir, ""
+	tm := newPhaseTimer()
 	g, target, err := loadGeneration(ref.dir)
+	if b, rerr := os.ReadFile(filepath.Join(ref.dir, "fabric.topo")); rerr == nil {
+		d.local = localNode(b)
+	}
+	tm.mark("load")
 	if err == nil {
 		err = d.deliverable(ctx, g, target)
+		tm.mark("deliverable")
 	}
 	if err != nil {
 		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
 	}
 	held, err := d.settle(ctx, g)
+	tm.mark("settle")
 	if err != nil {
 		return d.stop(PhaseStuck, "stuck", err)
 	}
 	d.checkHeld(g, held, ref.gen, "held before the rollout")
+	tm.mark("check_held")
+	if err := d.operVLs(ctx, g, target); err != nil {
+		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
+	}
 	if _, err := d.osm.pid(); err != nil {
 		return d.stop(PhaseNoOpenSM, "no-opensm", err)
 	}
@@ -52,7 +64,9 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 		d.held.Matches = fmt.Sprintf("generation %d", ref.gen)
 		return d.done(ref.gen)
 	}
+	tm.mark("conf")
 	stages, err := d.buildPlan(ctx, g, held, target)
+	tm.mark("plan")
 	if errors.Is(err, errNoSafePlan) {
 		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
 	}
@@ -66,7 +80,7 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 		d.log.Warn("cannot save the rollout state", "err", err)
 	}
 	d.log.Info("rollout", "generation", ref.gen, "stages", len(stages), "steps", d.plan.Steps, "lft_writes", d.plan.Writes,
-		"blackout_destinations", d.plan.Blackout, "note", d.plan.Note)
+		"blackout_destinations", d.plan.Blackout, "note", d.plan.Note, "prepare", tm.String())
 	// The first stage starts from held, or from the empty tables (no
 	// routes held: the SLs staged before belong to no route).
 	staged, n := held, 0
@@ -94,10 +108,11 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 				return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, step %d of %d (%s): %w", ref.gen, n+1, d.st.Steps, step.Kind, err))
 			}
 			staged, n = next, n+1
-			d.st.Step = n
-			if err := d.save(); err != nil {
-				d.log.Warn("cannot save the rollout state", "err", err)
-			}
+			// state.json records it with the next step's staging (or
+			// the end): a restart meanwhile settles from the switches
+			// either way, and a synced write less sits between steps.
+			d.st.Step, d.st.Updated = n, time.Now().UTC()
+			d.publishStatus()
 			if n < d.st.Steps && d.newer() {
 				d.log.Info("newer generation published: re-planning from the proven state", "at_step", n, "of", d.st.Steps)
 				return errNewer
@@ -173,7 +188,12 @@ func loadGeneration(dir string) (*fabric.Graph, *lft.Routing, error) {
 // is a state the step's proof covers, and staging exactly it means no
 // later heavy sweep moves the switches behind the deployer's back.
 func (d *Deployer) settle(ctx context.Context, g *fabric.Graph) (*lft.Routing, error) {
+	if held := d.knownHeld(g); held != nil {
+		d.heldSLs(g, held)
+		return held, nil
+	}
 	for try := 0; ; try++ {
+		off, pid := d.osm.logOffset(), d.pidOrZero()
 		held, missing, err := d.read(ctx, g, nil)
 		if err != nil {
 			return nil, fmt.Errorf("reading the switches' tables: %w", err)
@@ -184,6 +204,7 @@ func (d *Deployer) settle(ctx context.Context, g *fabric.Graph) (*lft.Routing, e
 		d.heldSLs(g, held)
 		staged := d.stagedTables(g)
 		if staged != nil && sameTables(g, staged, held) {
+			d.readStaged(off, pid)
 			return held, nil
 		}
 		if try == 5 {
@@ -310,3 +331,19 @@ func sleep(ctx context.Context, dur time.Duration) error {
 		return nil
 	}
 }
+
+// phaseTimer times the phases of a rollout for its log line.
+type phaseTimer struct {
+	last  time.Time
+	parts []string
+}
+
+func newPhaseTimer() *phaseTimer { return &phaseTimer{last: time.Now()} }
+
+func (p *phaseTimer) mark(name string) {
+	now := time.Now()
+	p.parts = append(p.parts, fmt.Sprintf("%s=%.1fms", name, float64(now.Sub(p.last).Microseconds())/1000))
+	p.last = now
+}
+
+func (p *phaseTimer) String() string { return strings.Join(p.parts, " ") }

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,8 +28,8 @@ const (
 
 // state is the rollout state machine's persistent part (state.json in
 // StateDir): which generation is being rolled out, how far, and what is
-// staged. It is written before files are staged and after each proven
-// step, so that a restart knows whether a staged step may be half applied.
+// staged. It is written as files are staged and when a rollout ends or
+// stops; a restart settles from what the switches hold whatever it says.
 type state struct {
 	Phase       string    `json:"phase"`
 	Target      int       `json:"target_generation"` // generation being rolled out (or last tried)
@@ -86,21 +87,38 @@ const (
 
 // stage writes r as the tables OpenSM reads: the LFT file, the QoS
 // policy, and the SL files kept for restarts. The LFT file is written
-// last: it is what a heavy sweep applies.
+// last: it is what a heavy sweep applies. A file that would not change
+// is left as it is (each atomic write syncs the disk, and most steps
+// change only the LFTs).
 func (d *Deployer) stage(g *fabric.Graph, r *lft.Routing) error {
-	if err := lft.WriteQoSPolicyPathsFile(d.cfg.QoSPolicyFile, g, r); err != nil {
-		return fmt.Errorf("stage QoS policy: %w", err)
+	files := []struct {
+		what, path string
+		write      func(io.Writer) error
+	}{
+		{"QoS policy", d.cfg.QoSPolicyFile, func(w io.Writer) error { return lft.WriteQoSPolicyPaths(w, g, r) }},
+		{"SLs", filepath.Join(d.cfg.StateDir, stagedSL), func(w io.Writer) error { return lft.WriteSL(w, g, r) }},
+		{"SL2VL", filepath.Join(d.cfg.StateDir, stagedSL2VL), func(w io.Writer) error { return lft.WriteSL2VL(w, g, r) }},
+		{"LFTs", d.cfg.LFTsFile, func(w io.Writer) error { return lft.WriteOpenSMLFTs(w, g, r) }},
 	}
-	if err := atomicfile.WriteFile(filepath.Join(d.cfg.StateDir, stagedSL), func(w io.Writer) error { return lft.WriteSL(w, g, r) }, 0o644); err != nil {
-		return fmt.Errorf("stage SLs: %w", err)
-	}
-	if err := atomicfile.WriteFile(filepath.Join(d.cfg.StateDir, stagedSL2VL), func(w io.Writer) error { return lft.WriteSL2VL(w, g, r) }, 0o644); err != nil {
-		return fmt.Errorf("stage SL2VL: %w", err)
-	}
-	if err := lft.WriteOpenSMLFTsFile(d.cfg.LFTsFile, g, r); err != nil {
-		return fmt.Errorf("stage LFTs: %w", err)
+	for _, f := range files {
+		if err := writeChanged(f.path, f.write); err != nil {
+			return fmt.Errorf("stage %s: %w", f.what, err)
+		}
 	}
 	return nil
+}
+
+// writeChanged writes a file atomically unless it already holds what
+// write produces.
+func writeChanged(path string, write func(io.Writer) error) error {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		return err
+	}
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b.Bytes()) {
+		return nil
+	}
+	return atomicfile.WriteFile(path, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err }, 0o644)
 }
 
 // stagedTables reads what the stable files hold, bound to g (nil when

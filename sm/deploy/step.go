@@ -37,14 +37,20 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 			return nil, fmt.Errorf("writing the SL2VL lines into %s: %w", d.cfg.Conf, err)
 		}
 	}
+	// state.json and the staged files are written (and synced) at once:
+	// a restart settles from what the switches hold, whichever landed.
 	d.st.Staged = i + 1
-	if err := d.save(); err != nil {
-		return nil, err
+	saved := make(chan error, 1)
+	go func() { saved <- d.save() }()
+	err := d.stage(g, next)
+	if serr := <-saved; serr != nil {
+		return nil, serr
 	}
-	if err := d.stage(g, next); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	tApply := time.Now()
+	d.log.Debug("step staged", "stage_seconds", tApply.Sub(t0).Seconds())
 	got, err := d.apply(ctx, g, next)
 	applied := time.Since(tApply)
 	if err != nil {
@@ -123,23 +129,27 @@ func applyStep(g *fabric.Graph, r *lft.Routing, s *plan.Step) {
 // the file before it was staged gets another SIGHUP. The entries
 // dump_fts cannot read are read again only where the step writes them.
 func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing) (*lft.Routing, error) {
-	deadline := time.Now().Add(d.cfg.StepTimeout)
-	off := d.osm.logOffset()
+	t0 := time.Now()
+	deadline := t0.Add(d.cfg.StepTimeout)
+	lg := sweepLog{end: d.osm.logOffset()}
 	if _, err := d.osm.hup(); err != nil {
 		return nil, err
 	}
 	hups, poll := 1, 20*time.Millisecond
 	var last string
 	for {
-		lg, err := d.osm.readLog(off)
+		more, err := d.osm.readLog(lg.end)
 		if err != nil {
 			return nil, fmt.Errorf("reading OpenSM's log: %w", err)
 		}
+		lg.merge(more)
 		if err := logVerdict(lg); err != nil {
 			return nil, err
 		}
 		if len(lg.configured) > 0 {
+			tr, off, pid := time.Now(), d.osm.logOffset(), d.pidOrZero()
 			got, missing, err := d.read(ctx, g, want)
+			d.log.Debug("step applied by OpenSM, read back", "configured_seconds", tr.Sub(t0).Seconds(), "read_seconds", time.Since(tr).Seconds())
 			switch {
 			case err != nil:
 				last = err.Error()
@@ -148,12 +158,13 @@ func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing
 			default:
 				n, diff := sameLFTs(g, got, want, 3)
 				if n == 0 {
+					d.readStaged(off, pid)
 					return got, nil
 				}
 				last = fmt.Sprintf("%d entries differ (%s)", n, diff)
 				// The sweep may have read the file before it was staged.
 				if lg.subnetUp > 0 && hups < 5 {
-					off = lg.end
+					lg = sweepLog{end: lg.end}
 					if _, err := d.osm.hup(); err != nil {
 						return nil, err
 					}
@@ -170,7 +181,9 @@ func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing
 			}
 			return nil, fmt.Errorf("%w within %v (%d SIGHUPs): %s", ErrStepTimeout, d.cfg.StepTimeout, hups, last)
 		}
-		if err := sleep(ctx, poll); err != nil {
+		// OpenSM's log lines wake the wait (inotify); the period is
+		// the fallback.
+		if err := d.logWatch.wait(ctx, poll); err != nil {
 			return nil, err
 		}
 		poll = min(poll*2, 100*time.Millisecond)
