@@ -434,6 +434,19 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 		s.actMask[li] &^= 1 << uint32(vl)
 		s.release(ivc, e)
 		s.syncIn(li)
-		s.wakeVA(s.n.lkDstSw[li])
+		if sw := s.n.lkDstSw[li]; s.hasCandidates(sw) {
+			s.wakeVA(sw) // the released output VC may serve one
+		}
 	}
+}
+
+// hasCandidates reports whether switch sw has an input VC whose packets
+// wait for VC allocation; without one, allocation would grant nothing.
+func (s *sim) hasCandidates(sw int32) bool {
+	for _, w := range s.swIdleIn[sw*s.inWords : (sw+1)*s.inWords] {
+		if w != 0 {
+			return true
+		}
+	}
+	return false
 }

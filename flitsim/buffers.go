@@ -39,7 +39,9 @@ func (s *sim) arrive(sw int32, ev *event) {
 			s.syncIn(l)
 		}
 		v.arriving = e
-		if tail < 0 || s.voq || s.n.pool > 1 {
+		if tail < 0 && s.startStall(sw, en) {
+			// The route stall begins; VC allocation has nothing new before its end.
+		} else if tail < 0 || s.voq || s.n.pool > 1 {
 			s.wakeVA(sw) // a new candidate for VC allocation
 		}
 	} else {
@@ -55,6 +57,27 @@ func (s *sim) arrive(sw int32, ev *event) {
 		v.arriving = -1
 	}
 	s.wakeSwitch(sw)
+}
+
+// startStall begins the route stall of entry en, which has just become
+// the only packet of its FIFO input VC at switch sw and so a candidate for
+// VC allocation; it reports whether it did. Running VC allocation this
+// cycle would only start the stall: any other candidate either waits in
+// its own stall (vaWait holds the earliest end) or for an output VC whose
+// release wakes allocation. So the switch skips allocation until the
+// stall ends, unless it runs anyway (vaWait 0). With VOQ, VC pools or no
+// stall it reports false and allocation runs.
+func (s *sim) startStall(sw int32, en *entry) bool {
+	if s.cfg.RouteStall == 0 || s.voq || s.n.pool > 1 {
+		return false
+	}
+	en.ready = s.now + int64(s.cfg.RouteStall)
+	if !s.swVA[sw] {
+		s.swVA[sw], s.vaWait[sw] = true, en.ready
+	} else {
+		s.vaWait[sw] = min(s.vaWait[sw], en.ready)
+	}
+	return true
 }
 
 // route returns the output VC a packet entering switch sw on link l takes.
