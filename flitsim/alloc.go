@@ -60,6 +60,9 @@ func (s *sim) switchCycle(sw int32) bool {
 			}
 		}
 	}
+	if s.fastSA {
+		return s.islip1(sw, ins) || s.stallWait
+	}
 	return s.allocSwitch(sw, ins) || s.stallWait
 }
 

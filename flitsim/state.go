@@ -64,22 +64,25 @@ type entry struct {
 // link<<vs | vl (the input VC of a link sits at its destination switch);
 // an entry is ivc*E + k.
 type sim struct {
-	n    *Network
-	cfg  Config
-	w    *workload
-	opt  RunOptions
-	arb  *arbiter
-	ctx  context.Context
-	vs   uint8
-	V    int32
-	P    int32
-	E    int32
-	gap  int64
-	vct  bool
-	voq  bool
-	its  int
-	now  int64
-	done bool
+	n   *Network
+	cfg Config
+	w   *workload
+	opt RunOptions
+	arb *arbiter
+	ctx context.Context
+	vs  uint8
+	V   int32
+	P   int32
+	E   int32
+	gap int64
+	vct bool
+	voq bool
+	its int
+	// fastSA: switch allocation is one iSLIP iteration under wormhole
+	// with round-robin VL arbitration (islip1).
+	fastSA bool
+	now    int64
+	done   bool
 
 	pk     []packet
 	pkFree []int32
@@ -121,6 +124,7 @@ type sim struct {
 	ivList  []int32
 	lkList  []int32
 	grants  []saGrant
+	saReqs  []saReq
 
 	swMark     []int64
 	swVA       []bool  // VC allocation may grant something new at the switch
@@ -178,6 +182,7 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 		gap: cfg.gap(), vct: cfg.Switching == VirtualCutThrough, voq: cfg.Queueing == VOQ,
 		its: cfg.Iterations,
 	}
+	s.fastSA = cfg.Allocator == ISLIP && s.its == 1 && !s.vct && !s.arb.table
 	L := int(n.nLinks)
 	NV := L << s.vs
 	s.ov = make([]outVC, NV)

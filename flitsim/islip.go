@@ -1,0 +1,99 @@
+package flitsim
+
+import "math/bits"
+
+// islip1 is allocSwitch for the router of BookSim2's defaults and its
+// kin: one iSLIP iteration, wormhole switching, round-robin VL
+// arbitration. It makes the same requests, grants and moves in the same
+// order as saRequests and islipGrants, in one pass over the inputs with
+// the state held in locals.
+func (s *sim) islip1(sw int32, ins []int32) bool {
+	now := s.now
+	nowFP := now << 10
+	vs := s.vs
+	iv, en, ov, freeAt, actMask := s.iv, s.en, s.ov, s.freeAt, s.actMask
+	// Requests in input order, VLs ascending. The switch runs once per
+	// cycle and sends one flit per input, so no input has sent yet.
+	reqs := s.saReqs[:0]
+	wait := false
+	for wi, base := int32(0), sw*s.inWords; wi < s.inWords; wi++ {
+		for mask := s.swActIn[base+wi]; mask != 0; mask &= mask - 1 {
+			li := ins[wi<<6|int32(bits.TrailingZeros64(mask))]
+			for m := actMask[li]; m != 0; m &= m - 1 {
+				ivc := li<<vs | int32(bits.TrailingZeros32(m))
+				e := &en[iv[ivc].active]
+				if e.arr <= e.sent {
+					continue
+				}
+				o := e.out
+				if ov[o].credits <= 0 {
+					continue
+				}
+				if freeAt[o>>vs] > nowFP {
+					wait = true
+					continue
+				}
+				reqs = append(reqs, saReq{ivc, o})
+			}
+		}
+	}
+	s.saReqs = reqs
+	vmask := int32(1)<<vs - 1
+	switch len(reqs) {
+	case 0:
+		return wait
+	case 1:
+		// The output grants its only request, the input accepts it.
+		q := reqs[0]
+		vl := uint8(q.out & vmask)
+		s.saPtr[q.ivc>>vs] = uint8(q.ivc&vmask) + 1
+		s.forward(q.ivc, arbChoice{vl: vl}, 1<<vl)
+		return true
+	}
+	s.tick++
+	tick := s.tick
+	lkTick, lkMask, ovBest := s.lkTick, s.lkMask, s.ovBest
+	lkList := s.lkList[:0]
+	for _, q := range reqs {
+		lo := q.out >> vs
+		if lkTick[lo] != tick {
+			lkTick[lo], lkMask[lo] = tick, 0
+			lkList = append(lkList, lo)
+		}
+		lkMask[lo] |= 1 << uint32(q.out&vmask)
+		ovBest[q.out] = q.ivc
+	}
+	s.lkList = lkList
+	// Outputs grant round-robin over their VLs; inputs accept the grant
+	// of the VL closest after their pointer.
+	arbSt, ivTick, ivBest, saPtr := s.arbSt, s.ivTick, s.ivBest, s.saPtr
+	grants := s.grants[:0]
+	for _, lo := range lkList {
+		ready := lkMask[lo]
+		rr := arbSt[lo].rr
+		vl := uint8((int(rr) + bits.TrailingZeros32(bits.RotateLeft32(ready, -int(rr)))) & 31)
+		ivc := ovBest[lo<<vs|int32(vl)]
+		li := ivc >> vs
+		g := saGrant{ivc: ivc, c: arbChoice{vl: vl}, ready: ready}
+		if ivTick[li] != tick {
+			ivTick[li], ivBest[li] = tick, int32(len(grants))
+			grants = append(grants, g)
+			continue
+		}
+		b := &grants[ivBest[li]]
+		ptr := int32(saPtr[li])
+		if rrKey(ivc&vmask, ptr, 32) < rrKey(b.ivc&vmask, ptr, 32) {
+			*b = g
+		}
+	}
+	s.grants = grants
+	for _, g := range grants {
+		saPtr[g.ivc>>vs] = uint8(g.ivc&vmask) + 1
+		s.forward(g.ivc, g.c, g.ready)
+	}
+	return true
+}
+
+// saReq is a switch allocation request: input VC ivc's packet in progress
+// has a flit for output VC out.
+type saReq struct{ ivc, out int32 }
