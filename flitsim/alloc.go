@@ -106,6 +106,11 @@ func (s *sim) allocVCs(sw int32, ins []int32) bool {
 		if len(s.reqs) == 0 {
 			return false
 		}
+		if len(s.reqs) == 1 && s.its == 1 {
+			// Its output VC grants it, its input VC accepts it.
+			s.grantVC(&s.reqs[0], true, K)
+			return false
+		}
 		// Each output VC picks the proposal closest after its pointer.
 		s.ovList = s.ovList[:0]
 		for r := range s.reqs {
