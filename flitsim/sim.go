@@ -137,12 +137,14 @@ func (s *sim) wakeSwitch(sw int32) {
 // events delivers the flits and credits arriving this cycle.
 func (s *sim) events() {
 	evs := s.wh.bucket(s.now)
+	ov, srcSw, dstSw := s.ov, s.n.lkSrcSw, s.n.lkDstSw
+	vs := s.vs & 31
 	for i := range evs {
 		ev := &evs[i]
 		if ev.kind&evCredit != 0 {
-			o := &s.ov[ev.link<<s.vs|int32(ev.vl)]
+			o := &ov[ev.link<<vs|int32(ev.vl)]
 			o.credits++
-			if sw := s.n.lkSrcSw[ev.link]; sw >= 0 {
+			if sw := srcSw[ev.link]; sw >= 0 {
 				if s.vct && o.credits == s.P {
 					s.wakeVA(sw) // room for a whole packet again
 				}
@@ -152,7 +154,7 @@ func (s *sim) events() {
 			}
 			continue
 		}
-		if sw := s.n.lkDstSw[ev.link]; sw >= 0 {
+		if sw := dstSw[ev.link]; sw >= 0 {
 			s.arrive(sw, ev)
 		} else {
 			s.sink(ev)
