@@ -52,7 +52,12 @@ func (s *sim) switchCycle(sw int32) bool {
 			s.stallWait = true // VC allocation would only find stalls again
 		} else {
 			s.stallMin = 1<<63 - 1
-			refused := s.allocVCs(sw, ins)
+			var refused bool
+			if s.fastVA {
+				refused = s.vaFIFO1(sw, ins)
+			} else {
+				refused = s.allocVCs(sw, ins)
+			}
 			s.swVA[sw] = refused || s.stallWait
 			s.vaWait[sw] = 0
 			if !refused && s.stallWait && n.pool == 1 {

@@ -34,7 +34,7 @@ func (s *sim) arrive(sw int32, ev *event) {
 			v.head = e
 		}
 		v.tail = e
-		if v.count++; v.count == 1 {
+		if tail < 0 { // the buffer was empty
 			s.inMask[l] |= 1 << ev.vl
 			s.syncIn(l)
 		}
@@ -103,7 +103,7 @@ func (s *sim) release(ivc, e int32) {
 	}
 	s.en[e].next = s.iv[ivc].free
 	s.iv[ivc].free = e
-	if s.iv[ivc].count--; s.iv[ivc].count == 0 {
+	if s.iv[ivc].head < 0 { // the buffer is empty
 		s.inMask[ivc>>s.vs] &^= 1 << uint32(ivc&(1<<s.vs-1))
 	}
 }

@@ -97,3 +97,61 @@ func (s *sim) islip1(sw int32, ins []int32) bool {
 // saReq is a switch allocation request: input VC ivc's packet in progress
 // has a flit for output VC out.
 type saReq struct{ ivc, out int32 }
+
+// vaFIFO1 is allocVCs for one iteration with FIFO input VCs and no VC
+// pools: every idle input VC proposes its head packet once its route
+// stall is over and its output VC is free (under virtual cut-through,
+// with room for the whole packet), and each output VC grants the proposal
+// closest after its pointer. With one proposal per input VC, iSLIP's
+// accept stage takes every grant, so both allocators grant the same;
+// they differ in what they report (see allocVCs).
+func (s *sim) vaFIFO1(sw int32, ins []int32) bool {
+	vs := s.vs & 31
+	iv, en, ov, inMask, actMask := s.iv, s.en, s.ov, s.inMask, s.actMask
+	reqs := s.reqs[:0]
+	for wi, base := int32(0), sw*s.inWords; wi < s.inWords; wi++ {
+		for mi := s.swIdleIn[base+wi]; mi != 0; mi &= mi - 1 {
+			i := wi<<6 | int32(bits.TrailingZeros64(mi))
+			li := ins[i]
+			for m := inMask[li] &^ actMask[li]; m != 0; m &= m - 1 {
+				vl := int32(bits.TrailingZeros32(m))
+				ivc := li<<vs | vl
+				e := iv[ivc].head
+				if !s.routed(e) {
+					continue
+				}
+				o := en[e].out
+				if ov[o].owner < 0 && (!s.vct || ov[o].credits >= s.P) {
+					reqs = append(reqs, vaReq{ivc: ivc, e: e, ov: o, inKey: i<<vs | vl})
+				}
+			}
+		}
+	}
+	s.reqs = reqs
+	K := int32(len(ins)) << vs
+	switch len(reqs) {
+	case 0:
+		return false
+	case 1:
+		s.grantVC(&reqs[0], true, K)
+		return false
+	}
+	s.tick++
+	tick := s.tick
+	s.ovList = s.ovList[:0]
+	for r := range reqs {
+		q := &reqs[r]
+		if s.ovTick[q.ov] != tick {
+			s.ovTick[q.ov], s.ovBest[q.ov] = tick, int32(r)
+			s.ovList = append(s.ovList, q.ov)
+		} else if b := &reqs[s.ovBest[q.ov]]; rrKey(q.inKey, ov[q.ov].vaPtr, K) < rrKey(b.inKey, ov[q.ov].vaPtr, K) {
+			s.ovBest[q.ov] = int32(r)
+		}
+	}
+	for _, o := range s.ovList {
+		s.grantVC(&reqs[s.ovBest[o]], true, K)
+	}
+	// Round-robin asks again for the refused proposals; after iSLIP every
+	// proposed output VC is taken.
+	return s.cfg.Allocator != ISLIP && len(s.ovList) < len(reqs)
+}

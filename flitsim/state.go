@@ -47,7 +47,6 @@ type inVC struct {
 	active   int32 // entry whose packet holds an output VC, -1 none
 	arriving int32 // entry still receiving flits, -1 none
 	free     int32 // free entry list
-	count    int32 // entries in use
 	stuck    int64 // last cycle the buffer sent a flit or became non-empty
 }
 
@@ -81,6 +80,9 @@ type sim struct {
 	// fastSA: switch allocation is one iSLIP iteration under wormhole
 	// with round-robin VL arbitration (islip1).
 	fastSA bool
+	// fastVA: VC allocation is one iteration over FIFO input VCs without
+	// VC pools (vaFIFO1).
+	fastVA bool
 	now    int64
 	done   bool
 
@@ -183,6 +185,7 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 		its: cfg.Iterations,
 	}
 	s.fastSA = cfg.Allocator == ISLIP && s.its == 1 && !s.vct && !s.arb.table
+	s.fastVA = s.its == 1 && !s.voq && n.pool == 1
 	L := int(n.nLinks)
 	NV := L << s.vs
 	s.ov = make([]outVC, NV)
