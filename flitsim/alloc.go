@@ -46,29 +46,34 @@ type saGrant struct {
 func (s *sim) switchCycle(sw int32) bool {
 	n := s.n
 	ins := n.swIn[n.swInOff[sw]:n.swInOff[sw+1]]
+	stall := s.switchVA(sw, ins)
+	return s.allocSwitch(sw, ins) || stall
+}
+
+// switchVA runs VC allocation at switch sw if it may grant something; it
+// reports whether candidates wait in their route stall (so the switch
+// runs again next cycle).
+func (s *sim) switchVA(sw int32, ins []int32) bool {
 	s.stallWait = false
-	if s.swVA[sw] {
-		if s.now < s.vaWait[sw] {
-			s.stallWait = true // VC allocation would only find stalls again
-		} else {
-			s.stallMin = 1<<63 - 1
-			var refused bool
-			if s.fastVA {
-				refused = s.vaFIFO1(sw, ins)
-			} else {
-				refused = s.allocVCs(sw, ins)
-			}
-			s.swVA[sw] = refused || s.stallWait
-			s.vaWait[sw] = 0
-			if !refused && s.stallWait && n.pool == 1 {
-				s.vaWait[sw] = s.stallMin
-			}
-		}
+	if !s.swVA[sw] {
+		return false
 	}
-	if s.fastSA {
-		return s.islip1(sw, ins) || s.stallWait
+	if s.now < s.vaWait[sw] {
+		return true // VC allocation would only find stalls again
 	}
-	return s.allocSwitch(sw, ins) || s.stallWait
+	s.stallMin = 1<<63 - 1
+	var refused bool
+	if s.fastVA {
+		refused = s.vaFIFO1(sw, ins)
+	} else {
+		refused = s.allocVCs(sw, ins)
+	}
+	s.swVA[sw] = refused || s.stallWait
+	s.vaWait[sw] = 0
+	if !refused && s.stallWait && s.n.pool == 1 {
+		s.vaWait[sw] = s.stallMin
+	}
+	return s.stallWait
 }
 
 // wakeVA marks that VC allocation at switch sw may grant something new: a

@@ -2,54 +2,75 @@ package flitsim
 
 import "math/bits"
 
-// islip1 is allocSwitch for the router of BookSim2's defaults and its
+// islipAll is switchAll for the router of BookSim2's defaults and its
 // kin: one iSLIP iteration, wormhole switching, round-robin VL
-// arbitration. It makes the same requests, grants and moves in the same
-// order as saRequests and islipGrants, in one pass over the inputs with
-// the state held in locals.
-func (s *sim) islip1(sw int32, ins []int32) bool {
-	now := s.now
+// arbitration. Per switch it makes the same requests, grants and moves in
+// the same order as switchCycle with saRequests and islipGrants, in one
+// pass over the inputs with the tables held in locals across switches.
+func (s *sim) islipAll() {
+	now, next := s.now, s.now+1
 	nowFP := now << 10
-	vs := s.vs
-	iv, en, ov, freeAt, actMask := s.iv, s.en, s.ov, s.freeAt, s.actMask
-	// Requests in input order, VLs ascending. The switch runs once per
-	// cycle and sends one flit per input, so no input has sent yet.
-	reqs := s.saReqs[:0]
-	wait := false
-	for wi, base := int32(0), sw*s.inWords; wi < s.inWords; wi++ {
-		for mask := s.swActIn[base+wi]; mask != 0; mask &= mask - 1 {
-			li := ins[wi<<6|int32(bits.TrailingZeros64(mask))]
-			for m := actMask[li]; m != 0; m &= m - 1 {
-				ivc := li<<vs | int32(bits.TrailingZeros32(m))
-				e := &en[iv[ivc].active]
-				if e.arr <= e.sent {
-					continue
+	vs := s.vs & 31
+	vmask := int32(1)<<vs - 1
+	swIn, swInOff := s.n.swIn, s.n.swInOff
+	iv, en, ov, freeAt, actMask, swActIn := s.iv, s.en, s.ov, s.freeAt, s.actMask, s.swActIn
+	swVA, swMark, saPtr, inWords := s.swVA, s.swMark, s.saPtr, s.inWords
+	for _, sw := range s.active {
+		ins := swIn[swInOff[sw]:swInOff[sw+1]]
+		again := swVA[sw] && s.switchVA(sw, ins)
+		// Requests in input order, VLs ascending. The switch runs once
+		// per cycle and sends one flit per input, so no input has sent
+		// yet.
+		reqs := s.saReqs[:0]
+		for wi, base := int32(0), sw*inWords; wi < inWords; wi++ {
+			for mask := swActIn[base+wi]; mask != 0; mask &= mask - 1 {
+				li := ins[wi<<6|int32(bits.TrailingZeros64(mask))]
+				for m := actMask[li]; m != 0; m &= m - 1 {
+					ivc := li<<vs | int32(bits.TrailingZeros32(m))
+					e := &en[iv[ivc].active]
+					if e.arr <= e.sent {
+						continue
+					}
+					o := e.out
+					if ov[o].credits <= 0 {
+						continue
+					}
+					if freeAt[o>>vs] > nowFP {
+						again = true // waits for its link's bandwidth
+						continue
+					}
+					reqs = append(reqs, saReq{ivc, o})
 				}
-				o := e.out
-				if ov[o].credits <= 0 {
-					continue
-				}
-				if freeAt[o>>vs] > nowFP {
-					wait = true
-					continue
-				}
-				reqs = append(reqs, saReq{ivc, o})
 			}
 		}
+		s.saReqs = reqs
+		switch len(reqs) {
+		case 0:
+		case 1:
+			// The output grants its only request, the input accepts it.
+			q := reqs[0]
+			vl := uint8(q.out & vmask)
+			saPtr[q.ivc>>vs] = uint8(q.ivc&vmask) + 1
+			s.forward(q.ivc, arbChoice{vl: vl}, 1<<vl)
+			again = true
+		default:
+			s.islipGrants1(reqs)
+			again = true
+		}
+		if again && swMark[sw] != next {
+			swMark[sw] = next
+			s.nextActive = append(s.nextActive, sw)
+		}
 	}
-	s.saReqs = reqs
+	s.active, s.nextActive = s.nextActive, s.active[:0]
+}
+
+// islipGrants1 is islipGrants for the requests of one switch (islipAll):
+// outputs grant round-robin over their VLs, inputs accept the grant of
+// the VL closest after their pointer, in the order of saRequests.
+func (s *sim) islipGrants1(reqs []saReq) {
+	vs := s.vs & 31
 	vmask := int32(1)<<vs - 1
-	switch len(reqs) {
-	case 0:
-		return wait
-	case 1:
-		// The output grants its only request, the input accepts it.
-		q := reqs[0]
-		vl := uint8(q.out & vmask)
-		s.saPtr[q.ivc>>vs] = uint8(q.ivc&vmask) + 1
-		s.forward(q.ivc, arbChoice{vl: vl}, 1<<vl)
-		return true
-	}
 	s.tick++
 	tick := s.tick
 	lkTick, lkMask, ovBest := s.lkTick, s.lkMask, s.ovBest
@@ -64,8 +85,6 @@ func (s *sim) islip1(sw int32, ins []int32) bool {
 		ovBest[q.out] = q.ivc
 	}
 	s.lkList = lkList
-	// Outputs grant round-robin over their VLs; inputs accept the grant
-	// of the VL closest after their pointer.
 	arbSt, ivTick, ivBest, saPtr := s.arbSt, s.ivTick, s.ivBest, s.saPtr
 	grants := s.grants[:0]
 	for _, lo := range lkList {
@@ -91,7 +110,6 @@ func (s *sim) islip1(sw int32, ins []int32) bool {
 		saPtr[g.ivc>>vs] = uint8(g.ivc&vmask) + 1
 		s.forward(g.ivc, g.c, g.ready)
 	}
-	return true
 }
 
 // saReq is a switch allocation request: input VC ivc's packet in progress

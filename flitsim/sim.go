@@ -116,6 +116,10 @@ func (s *sim) checkDone() {
 // switchAll runs allocation and traversal on the switches that may move a
 // flit this cycle; the others sleep until an event wakes them.
 func (s *sim) switchAll() {
+	if s.fastSA {
+		s.islipAll()
+		return
+	}
 	next := s.now + 1
 	for _, sw := range s.active {
 		if s.switchCycle(sw) && s.swMark[sw] != next {
