@@ -54,7 +54,11 @@ func (s *sim) islipAll() {
 			s.forward(q.ivc, arbChoice{vl: vl}, 1<<vl)
 			again = true
 		default:
-			s.islipGrants1(reqs)
+			if len(reqs) <= len(smallGrants{}.g) {
+				s.islipSmall(reqs)
+			} else {
+				s.islipGrants1(reqs)
+			}
 			again = true
 		}
 		if again && swMark[sw] != next {
@@ -107,6 +111,69 @@ func (s *sim) islipGrants1(reqs []saReq) {
 	}
 	s.grants = grants
 	for _, g := range grants {
+		saPtr[g.ivc>>vs] = uint8(g.ivc&vmask) + 1
+		s.forward(g.ivc, g.c, g.ready)
+	}
+}
+
+// smallGrants holds the outputs and grants of a switch with few requests
+// (islipSmall).
+type smallGrants struct {
+	out   [8]int32  // outputs in the order of their first request
+	mask  [8]uint32 // VLs requesting each
+	g     [8]saGrant
+	in    [8]int32 // input link of each grant
+	no, n int
+}
+
+// islipSmall is islipGrants1 for a few requests: the same grants in the
+// same order, found by scanning the requests instead of stamping
+// per-link scratch tables.
+func (s *sim) islipSmall(reqs []saReq) {
+	vs := s.vs & 31
+	vmask := int32(1)<<vs - 1
+	var t smallGrants
+	for _, q := range reqs {
+		lo := q.out >> vs
+		k := 0
+		for k < t.no && t.out[k] != lo {
+			k++
+		}
+		if k == t.no {
+			t.out[k], t.no = lo, t.no+1
+		}
+		t.mask[k] |= 1 << uint32(q.out&vmask)
+	}
+	arbSt, saPtr := s.arbSt, s.saPtr
+	for k := 0; k < t.no; k++ {
+		lo, ready := t.out[k], t.mask[k]
+		rr := arbSt[lo].rr
+		vl := uint8((int(rr) + bits.TrailingZeros32(bits.RotateLeft32(ready, -int(rr)))) & 31)
+		o := lo<<vs | int32(vl)
+		var ivc int32
+		for _, q := range reqs {
+			if q.out == o {
+				ivc = q.ivc
+				break
+			}
+		}
+		li := ivc >> vs
+		g := saGrant{ivc: ivc, c: arbChoice{vl: vl}, ready: ready}
+		j := 0
+		for j < t.n && t.in[j] != li {
+			j++
+		}
+		if j == t.n {
+			t.in[j], t.g[j], t.n = li, g, t.n+1
+			continue
+		}
+		ptr := int32(saPtr[li])
+		if rrKey(ivc&vmask, ptr, 32) < rrKey(t.g[j].ivc&vmask, ptr, 32) {
+			t.g[j] = g
+		}
+	}
+	for j := 0; j < t.n; j++ {
+		g := t.g[j]
 		saPtr[g.ivc>>vs] = uint8(g.ivc&vmask) + 1
 		s.forward(g.ivc, g.c, g.ready)
 	}
