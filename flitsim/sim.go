@@ -47,7 +47,7 @@ func (s *sim) step() error {
 			return err
 		}
 	}
-	if len(s.active) == 0 && len(s.nicActive) == 0 && s.wh.pending == 0 {
+	if len(s.active) == 0 && len(s.nicActive) == 0 && s.wh.empty(s.now) {
 		s.skipIdle()
 		if s.done {
 			return nil
