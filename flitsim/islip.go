@@ -44,14 +44,16 @@ func (s *sim) islipAll() {
 			}
 		}
 		s.saReqs = reqs
-		switch len(reqs) {
-		case 0:
-		case 1:
-			// The output grants its only request, the input accepts it.
-			q := reqs[0]
-			vl := uint8(q.out & vmask)
-			saPtr[q.ivc>>vs] = uint8(q.ivc&vmask) + 1
-			s.forward(q.ivc, arbChoice{vl: vl}, 1<<vl)
+		switch {
+		case len(reqs) == 0:
+		case len(reqs) == 1 || apart(reqs, vs):
+			// Every output grants its only request and every input
+			// accepts its only grant, in the order of the requests.
+			for _, q := range reqs {
+				vl := uint8(q.out & vmask)
+				saPtr[q.ivc>>vs] = uint8(q.ivc&vmask) + 1
+				s.forward(q.ivc, arbChoice{vl: vl}, 1<<vl)
+			}
 			again = true
 		default:
 			if len(reqs) <= len(smallGrants{}.g) {
@@ -114,6 +116,19 @@ func (s *sim) islipGrants1(reqs []saReq) {
 		saPtr[g.ivc>>vs] = uint8(g.ivc&vmask) + 1
 		s.forward(g.ivc, g.c, g.ready)
 	}
+}
+
+// apart reports whether no two requests share an input link or an output
+// link (then iSLIP grants them all).
+func apart(reqs []saReq, vs uint8) bool {
+	for i, a := range reqs {
+		for _, b := range reqs[i+1:] {
+			if a.out>>vs == b.out>>vs || a.ivc>>vs == b.ivc>>vs {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // smallGrants holds the outputs and grants of a switch with few requests
