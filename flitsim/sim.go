@@ -138,10 +138,12 @@ func (s *sim) wakeSwitch(sw int32) {
 	}
 }
 
-// events delivers the flits and credits arriving this cycle.
+// events delivers the flits and credits arriving this cycle. A flit
+// entering a switch joins its input VC (arriveHead queues a new packet).
 func (s *sim) events() {
-	evs := s.wh.bucket(s.now)
-	ov, srcSw, dstSw := s.ov, s.n.lkSrcSw, s.n.lkDstSw
+	now := s.now
+	evs := s.wh.bucket(now)
+	ov, srcSw, dstSw, iv, en := s.ov, s.n.lkSrcSw, s.n.lkDstSw, s.iv, s.en
 	vs := s.vs & 31
 	for i := range evs {
 		ev := &evs[i]
@@ -158,11 +160,26 @@ func (s *sim) events() {
 			}
 			continue
 		}
-		if sw := dstSw[ev.link]; sw >= 0 {
-			s.arrive(sw, ev)
-		} else {
+		sw := dstSw[ev.link]
+		if sw < 0 {
 			s.sink(ev)
+			continue
 		}
+		v := &iv[ev.link<<vs|int32(ev.vl)]
+		e := v.arriving
+		if ev.kind&evHead != 0 {
+			e = s.arriveHead(sw, ev, v)
+		}
+		en[e].arr++
+		if v.flits == 0 {
+			v.stuck = now
+		}
+		v.flits++
+		s.st.occGrow(ev.vl, v.flits)
+		if ev.kind&evTail != 0 {
+			v.arriving = -1
+		}
+		s.wakeSwitch(sw)
 	}
-	s.wh.clear(s.now)
+	s.wh.clear(now)
 }
