@@ -282,6 +282,7 @@ func (s *sim) allocSwitch(sw int32, ins []int32) bool {
 				}
 				ivc := s.ovBest[lo<<s.vs|int32(c.vl)]
 				s.saPtr[ivc>>s.vs] = uint8(ivc&vmask) + 1
+				s.inUsed[ivc>>s.vs] = s.now
 				s.forward(ivc, c, s.lkMask[lo])
 				moved = true
 			}
@@ -380,6 +381,7 @@ func (s *sim) islipGrants(it int) bool {
 		if it == 0 {
 			s.saPtr[g.ivc>>s.vs] = uint8(g.ivc&vmask) + 1
 		}
+		s.inUsed[g.ivc>>s.vs] = s.now
 		s.forward(g.ivc, g.c, g.ready)
 	}
 	return len(s.grants) > 0
@@ -406,14 +408,15 @@ func (s *sim) pickOut(lo int32) (arbChoice, bool) {
 // crossbar onto its output link; c is the VL arbitration's choice at that
 // link and ready the VLs it chose from.
 func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
-	now := s.now
+	now, n, w := s.now, s.n, &s.wh
+	vs := s.vs & 31
 	v := &s.iv[ivc]
 	e := v.active
 	en := &s.en[e]
 	ov := en.out
-	lo := ov >> s.vs
-	li := ivc >> s.vs
-	vl := uint8(ivc & (1<<s.vs - 1))
+	lo := ov >> vs
+	li := ivc >> vs
+	vl := uint8(ivc & (1<<vs - 1))
 	en.sent++
 	sent := en.sent
 	var kind uint8
@@ -427,15 +430,14 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	v.flits--
 	v.stuck = now
 	s.st.occ[vl]--
-	s.inUsed[li] = now
-	s.wh.push(now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
+	w.push(now+int64(n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
 	o := &s.ov[ov]
 	o.credits--
 	if s.outPend != nil {
 		s.outPend[lo]--
 	}
 	s.freeAt[lo] = max(s.freeAt[lo], now<<10) + s.gap
-	s.wh.push(now+int64(s.n.lkDelay[lo]), event{link: lo, pkt: en.pkt, vl: c.vl, kind: kind})
+	w.push(now+int64(n.lkDelay[lo]), event{link: lo, pkt: en.pkt, vl: c.vl, kind: kind})
 	s.arb.commit(&s.arbSt[lo], c, tail, ready)
 	s.flitHops++
 	s.lastMove = now
@@ -452,7 +454,7 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 		s.actMask[li] &^= 1 << uint32(vl)
 		s.release(ivc, e)
 		s.syncIn(li)
-		if sw := s.n.lkDstSw[li]; s.hasCandidates(sw) {
+		if sw := n.lkDstSw[li]; s.hasCandidates(sw) {
 			s.wakeVA(sw) // the released output VC may serve one
 		}
 	}

@@ -109,7 +109,7 @@ type sim struct {
 	// Allocation state and scratch.
 	saPtr   []uint8  // per input link: VL favoured by switch allocation
 	vaInPtr []uint16 // per input VC: candidate position favoured by VC allocation
-	inUsed  []int64  // per input link: cycle it last sent
+	inUsed  []int64  // per input link: cycle it last sent (several iterations)
 	inLock  []int8   // per input link: VL of the packet in progress (VCT), -1 none
 	outLock []int8   // per output link: VL of the packet in progress (VCT), -1 none
 	tick    uint32
