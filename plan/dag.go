@@ -2,7 +2,6 @@ package plan
 
 import (
 	"errors"
-	"slices"
 	"sort"
 
 	"github.com/nuesm/nuesm/cdg"
@@ -16,22 +15,15 @@ import (
 // acyclic graphs", ACM J. Exp. Algorithmics 11, 2006): inserting u -> v
 // against the order searches forward from v and backward from u only
 // among the vertices ordered between them, finds a cycle when the forward
-// search meets u, and otherwise reorders just the vertices it visited.
-// Removing an edge never invalidates an order. Adjacency is implicit (the
-// turns of the fabric), so memory is one counter per edge id and two ints
-// per vertex. Not safe for concurrent use.
+// search meets u, and otherwise reorders just the vertices it visited
+// (cdg.PK). Removing an edge never invalidates an order. Adjacency is
+// implicit (the turns of the fabric), so memory is one counter per edge
+// id and a few ints per vertex. Not safe for concurrent use.
 type dag struct {
-	es    *edgeSpace
-	cnt   []uint16
-	ord   []int32 // vertex -> position
-	at    []int32 // position -> vertex
-	mark  []uint32
-	stamp uint32
-	fwd   []int32
-	bwd   []int32
-	stack []int32
-	pool  []int32
-	par   []int32 // forward search: vertex -> the vertex it was reached from
+	es  *edgeSpace
+	cnt []uint16
+	ord []int32 // vertex -> position
+	pk  *cdg.PK
 	// cycle holds, after insert failed, the cycle the edge would close
 	// (vertex ids, the rejected edge's head first).
 	cycle []int32
@@ -41,8 +33,7 @@ var errCyclic = errors.New("plan: dependency graph is cyclic")
 
 func newDAG(es *edgeSpace) *dag {
 	n := es.numVertices()
-	return &dag{es: es, cnt: make([]uint16, es.size()), ord: make([]int32, n), at: make([]int32, n),
-		mark: make([]uint32, n), par: make([]int32, n)}
+	return &dag{es: es, cnt: make([]uint16, es.size()), ord: make([]int32, n), pk: cdg.NewPK(n)}
 }
 
 // endpoints decodes an edge id into its two vertices.
@@ -105,41 +96,10 @@ func (d *dag) pred(v int32, fn func(u int32)) {
 // order computes a topological order of the current edges (Kahn), or
 // errCyclic.
 func (d *dag) order() error {
-	n := int32(len(d.ord))
-	indeg := make([]int32, n)
-	for v := int32(0); v < n; v++ {
-		d.succ(v, func(w int32) bool { indeg[w]++; return true })
-	}
-	q := d.at[:0]
-	for v := int32(0); v < n; v++ {
-		if indeg[v] == 0 {
-			q = append(q, v)
-		}
-	}
-	for i := 0; i < len(q); i++ {
-		d.succ(q[i], func(w int32) bool {
-			if indeg[w]--; indeg[w] == 0 {
-				q = append(q, w)
-			}
-			return true
-		})
-	}
-	if int32(len(q)) != n {
+	if !cdg.KahnOrder(d.ord, d.succ) {
 		return errCyclic
 	}
-	for i, v := range q {
-		d.ord[v] = int32(i)
-	}
 	return nil
-}
-
-func (d *dag) next() uint32 {
-	d.stamp++
-	if d.stamp == 0 {
-		clear(d.mark)
-		d.stamp = 1
-	}
-	return d.stamp
 }
 
 // insert adds one occurrence of edge e and reports true, or reports false
@@ -150,57 +110,10 @@ func (d *dag) insert(e int64) bool {
 		return true
 	}
 	x, y := d.endpoints(e)
-	lb, ub := d.ord[y], d.ord[x]
-	if lb > ub {
-		d.cnt[e] = 1
-		return true
+	if !d.pk.Insert(d.ord, x, y, d.succ, d.pred) {
+		d.cycle = append(d.cycle[:0], d.pk.Cycle...)
+		return false
 	}
-	// Forward from y among vertices ordered before x.
-	sf := d.next()
-	d.fwd, d.stack = d.fwd[:0], append(d.stack[:0], y)
-	d.mark[y] = sf
-	for len(d.stack) > 0 {
-		v := d.stack[len(d.stack)-1]
-		d.stack = d.stack[:len(d.stack)-1]
-		d.fwd = append(d.fwd, v)
-		if !d.succ(v, func(w int32) bool {
-			if w == x {
-				return false
-			}
-			if d.mark[w] != sf && d.ord[w] < ub {
-				d.mark[w] = sf
-				d.par[w] = v
-				d.stack = append(d.stack, w)
-			}
-			return true
-		}) {
-			// y ⇝ v -> x, and the new edge x -> y.
-			d.cycle = d.cycle[:0]
-			for u := v; u != y; u = d.par[u] {
-				d.cycle = append(d.cycle, u)
-			}
-			d.cycle = append(d.cycle, y)
-			slices.Reverse(d.cycle)
-			d.cycle = append(d.cycle, x)
-			return false
-		}
-	}
-	// Backward from x among vertices ordered after y.
-	sb := d.next()
-	d.bwd, d.stack = d.bwd[:0], append(d.stack[:0], x)
-	d.mark[x] = sb
-	for len(d.stack) > 0 {
-		v := d.stack[len(d.stack)-1]
-		d.stack = d.stack[:len(d.stack)-1]
-		d.bwd = append(d.bwd, v)
-		d.pred(v, func(u int32) {
-			if d.mark[u] != sb && d.ord[u] > lb {
-				d.mark[u] = sb
-				d.stack = append(d.stack, u)
-			}
-		})
-	}
-	d.pool = cdg.ReorderPK(d.ord, d.fwd, d.bwd, d.pool)
 	d.cnt[e] = 1
 	return true
 }
@@ -211,23 +124,4 @@ func (d *dag) remove(e int64) { d.cnt[e]-- }
 // replace swaps one destination's dependencies: one occurrence of every
 // edge of out removed, of every edge of in added. When in closes a cycle
 // it restores the graph and returns false.
-func (d *dag) replace(out, in []int64) bool {
-	for _, e := range out {
-		d.remove(e)
-	}
-	for i, e := range in {
-		if d.insert(e) {
-			continue
-		}
-		for _, f := range in[:i] {
-			d.remove(f)
-		}
-		for _, f := range out {
-			if !d.insert(f) {
-				panic("plan: restoring an acyclic dependency graph closed a cycle")
-			}
-		}
-		return false
-	}
-	return true
-}
+func (d *dag) replace(out, in []int64) bool { return cdg.SwapEdges(out, in, d.remove, d.insert) }

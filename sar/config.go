@@ -15,9 +15,15 @@ import (
 // job-aware routing (nue.Engine.RouteRefined).
 var passesParam = routing.Param{Name: "passes", Doc: fmt.Sprintf("Nue passes of the job-aware routing, 1..%d (default %d)", MaxPasses, DefaultPasses)}
 
-// Params lists sar-nue's parameters: Nue's and passes
+// spreadParam switches sar-nue's spreading of job destinations' paths
+// (spread) on or off.
+var spreadParam = routing.Param{Name: "spread", Doc: "spread each job destination's paths over several channels after routing: on (default) or off", Values: []string{"on", "off"}}
+
+// Params lists sar-nue's parameters: Nue's, passes and spread
 // (routing.Configurable).
-func (NueEngine) Params() []routing.Param { return append(nue.Engine{}.Params(), passesParam) }
+func (NueEngine) Params() []routing.Param {
+	return append(nue.Engine{}.Params(), passesParam, spreadParam)
+}
 
 // Configure returns sar-nue with Nue's parameters and passes from kv
 // applied (routing.Configurable).
@@ -35,7 +41,18 @@ func (e NueEngine) Configure(kv map[string]string) (routing.Engine, error) {
 		kv = maps.Clone(kv)
 		delete(kv, passesParam.Name)
 	}
-	return configure("sar-nue", e.Config, kv, nue.ParseConfig, func(c nue.Config) routing.Engine { return NueEngine{Config: c, Passes: passes} })
+	noSpread := e.NoSpread
+	if v, ok := kv[spreadParam.Name]; ok {
+		if v != "on" && v != "off" {
+			return nil, &routing.ParamError{Engine: "sar-nue", Name: spreadParam.Name, Value: v, Accepted: spreadParam.Values}
+		}
+		noSpread = v == "off"
+		kv = maps.Clone(kv)
+		delete(kv, spreadParam.Name)
+	}
+	return configure("sar-nue", e.Config, kv, nue.ParseConfig, func(c nue.Config) routing.Engine {
+		return NueEngine{Config: c, Passes: passes, NoSpread: noSpread}
+	})
 }
 
 // Params lists sar-dfsssp's parameters: DFSSSP's (routing.Configurable).

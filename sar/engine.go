@@ -13,13 +13,17 @@ import (
 )
 
 // NueEngine is "sar-nue": Nue with scheduling awareness, configured as
-// Nue is, plus the number of passes of its job-aware routing. Without
-// jobs it routes exactly like "nue".
+// Nue is, plus the number of passes of its job-aware routing and whether
+// it spreads job destinations' paths afterwards. Without jobs it routes
+// exactly like "nue".
 type NueEngine struct {
 	Config nue.Config
 	// Passes is the number of Nue passes of the job-aware routing (see
 	// nue.Engine.RouteRefined); 0 means DefaultPasses.
 	Passes int
+	// NoSpread leaves out the local search that spreads one job
+	// destination's paths over several channels (see spread).
+	NoSpread bool
 }
 
 // DefaultPasses is sar-nue's default number of passes of its job-aware
@@ -55,12 +59,19 @@ func (e NueEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Optio
 		return nil, fmt.Errorf("sar-nue: %d passes, expected 1..%d", passes, MaxPasses)
 	}
 	base := nue.Engine{Config: e.Config}
+	var post func(context.Context, *fabric.Graph, *lft.Routing, routing.Options) (*lft.Routing, error)
+	if !e.NoSpread {
+		post = func(ctx context.Context, g *fabric.Graph, r *lft.Routing, opt routing.Options) (*lft.Routing, error) {
+			r, _, err := spread(ctx, g, r, opt.Jobs, routing.VerifyOptions(e, opt))
+			return r, err
+		}
+	}
 	return route(ctx, g, opt, "sar-nue", func(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
 		if !opt.SAR {
 			return base.Route(ctx, g, opt)
 		}
 		return base.RouteRefined(ctx, g, opt, passes)
-	})
+	}, post)
 }
 
 // DFSSSPEngine is "sar-dfsssp": DFSSSP with scheduling awareness, as the
@@ -82,7 +93,7 @@ func (DFSSSPEngine) DeadlockFree() bool { return true }
 // intra-job paths (opt.Jobs); see route for the choice between that and
 // plain DFSSSP.
 func (e DFSSSPEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
-	return route(ctx, g, opt, "sar-dfsssp", dfsssp.DFSSSP{Config: e.Config}.Route)
+	return route(ctx, g, opt, "sar-dfsssp", dfsssp.DFSSSP{Config: e.Config}.Route, nil)
 }
 
 // route runs the base engine twice, in parallel: job-aware (opt.SAR) and
@@ -94,9 +105,11 @@ func (e DFSSSPEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Op
 // the bound for every job (Nue on a complete fat tree) or the jobs are
 // scattered over a torus, it can come out worse on one measure. Both runs
 // are deterministic, so the choice is too. Without jobs only the plain
-// run happens.
+// run happens. post, if not nil, then improves the chosen tables for the
+// jobs; it must leave neither measure worse.
 func route(ctx context.Context, g *fabric.Graph, opt routing.Options, name string,
-	base func(context.Context, *fabric.Graph, routing.Options) (*lft.Routing, error)) (*lft.Routing, error) {
+	base func(context.Context, *fabric.Graph, routing.Options) (*lft.Routing, error),
+	post func(context.Context, *fabric.Graph, *lft.Routing, routing.Options) (*lft.Routing, error)) (*lft.Routing, error) {
 	named := func(r *lft.Routing, err error) (*lft.Routing, error) {
 		if r != nil {
 			r.Engine = name
@@ -137,17 +150,21 @@ func route(ctx context.Context, g *fabric.Graph, opt routing.Options, name strin
 	go func() { plainc <- run(false) }()
 	aware := run(true)
 	plain := <-plainc
+	var r *lft.Routing
 	switch {
 	case aware.err != nil && plain.err != nil:
 		return named(nil, aware.err)
 	case aware.err != nil:
-		return named(plain.r, nil)
+		r = plain.r
 	case plain.err != nil:
-		return named(aware.r, nil)
+		r = aware.r
+	case plain.m.MaxJobEFI < aware.m.MaxJobEFI || plain.m.EffectiveEFI < aware.m.EffectiveEFI:
+		r = plain.r
+	default:
+		r = aware.r
 	}
-	a, p := aware.m, plain.m
-	if p.MaxJobEFI < a.MaxJobEFI || p.EffectiveEFI < a.EffectiveEFI {
-		return named(plain.r, nil)
+	if post == nil {
+		return named(r, nil)
 	}
-	return named(aware.r, nil)
+	return named(post(ctx, g, r, opt))
 }

@@ -1,0 +1,339 @@
+package sar
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/nuesm/nuesm/cdg"
+	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/routing"
+)
+
+// Spreading one destination's inflow. A destination's tree is one
+// shortest-path search under fixed weights, so all its sources follow the
+// same lightest last hops: a job's s−1 paths towards one terminal meet on
+// one channel into its switch, where the bound (Bound) spreads them over
+// the switch's channels. spread is a local search over finished tables
+// that sees the load a destination's own tree adds: for a job terminal's
+// LID d and a switch u, u's entry for d moves to another channel whose
+// far end is one hop nearer to d along the tables (so every path keeps
+// its length and no loop can form) when that lowers the heaviest channel
+// the move touches: the largest load among the channels it adds the
+// moved paths to, after the move, is below the largest among those it
+// takes them from, before, and that one is loaded above the bound
+// (relieving the others cannot lower the effective EFI, seed 001 §3,
+// below Bound). Each move lowers the sorted vector of channel loads
+// lexicographically, so the effective EFI never rises and the search
+// ends, at the latest when the effective EFI meets the bound; a move that would raise some job's effective EFI above the
+// largest per-job EFI of the tables is refused. The dependencies the
+// move gives d's VL (the turns of u's children onto the new channel, of
+// the new channel onward, and of the switches on the new route that carry
+// terminals' packets for the first time) go into a dependency graph of
+// all destinations, and those it takes away leave it; the graph is kept
+// acyclic by Pearce and Kelly's dynamic topological order
+// (cdg.TurnGraph), and a move that would close a cycle is refused.
+
+// spreadSweeps bounds the sweeps over the job destinations; a sweep
+// without a move ends the search sooner.
+const spreadSweeps = 8
+
+// spreadTarget is one LID of a job terminal.
+type spreadTarget struct {
+	lid int
+	job int32
+	vl  uint8
+}
+
+// spreader holds the search's state; not safe for concurrent use.
+type spreader struct {
+	g       *fabric.Graph
+	r       *lft.Routing
+	dg      *cdg.TurnGraph
+	targets []spreadTarget
+	src     [][]int64 // per job: its terminals per switch
+	total   []int64   // per channel: all jobs' paths
+	jobLoad [][]int64 // per job, per channel
+	cap     int64     // the largest per-job load a move may leave
+	floor   int64     // Bound: channels loaded at most this need no relief
+	w       *lft.Walker
+	terms   []int64 // per switch: its terminals (the verifier's sources)
+	// the current destination's tree: next channel (-1: none), hops to
+	// its switch, the job's paths (carry) and all terminals' (tc) through
+	// each switch
+	dsw     int32
+	nxt     []int32
+	hops    []int32
+	carry   []int64
+	tc      []int64
+	order   []int32
+	out     []int64
+	in      []int64
+	cands   []spreadCand
+	scratch []int64
+	moves   int
+}
+
+// spreadCand is a channel u's entry may move to and the heaviest load
+// the move leaves on the channels it adds paths to.
+type spreadCand struct {
+	c    int32
+	gain int64
+}
+
+// spread returns r with job terminals' entries moved as described above,
+// verified with vopt, and the number of entries moved; r itself, not
+// copied, when nothing moves or the tables do not qualify (SLs or VLs
+// not per destination).
+func spread(ctx context.Context, g *fabric.Graph, r *lft.Routing, jobs []routing.Job, vopt cdg.Options) (*lft.Routing, int, error) {
+	if !r.SL.PerDest() || !r.SL2VL.Uniform() || len(jobs) == 0 {
+		return r, 0, nil
+	}
+	s, ok, err := newSpreader(g, r.Clone(), jobs)
+	if err != nil || !ok {
+		return r, 0, err
+	}
+	// No routing goes below the bound: the search stops when it gets
+	// there.
+	bound := Bound(g, jobs)
+	s.floor = bound
+	for sweep := 0; sweep < spreadSweeps && s.heaviest() > bound; sweep++ {
+		before := s.moves
+		for _, t := range s.targets {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, err
+			}
+			if s.improve(t); s.heaviest() <= bound {
+				break
+			}
+		}
+		if s.moves == before {
+			break
+		}
+	}
+	if s.moves == 0 {
+		return r, 0, nil
+	}
+	if rep, err := cdg.Verify(g, s.r, vopt); err != nil {
+		return nil, 0, fmt.Errorf("sar: spread tables fail verification: %w\n%s", err, rep)
+	}
+	return s.r, s.moves, nil
+}
+
+// newSpreader walks every destination of r once: its turns into the
+// dependency graph, a job terminal's paths into the loads. ok is false
+// when the tables do not qualify: a VL outside r's, or dependencies that
+// already form a cycle (not verified tables).
+func newSpreader(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*spreader, bool, error) {
+	S, C := g.NumSwitches(), g.NumChannels()
+	s := &spreader{g: g, r: r, dg: cdg.NewTurnGraph(g, r.NumVLs), total: make([]int64, C),
+		w: lft.NewWalker(g, r), nxt: make([]int32, S), hops: make([]int32, S), carry: make([]int64, S),
+		tc: make([]int64, S), terms: make([]int64, S), scratch: make([]int64, C)}
+	for x := range int32(S) {
+		s.terms[x] = int64(len(g.TermsOf(x)))
+	}
+	of := routing.JobOf(jobs, len(g.Terms))
+	job := make([]int32, g.MaxLID()+1)
+	for i := range job {
+		job[i] = -1
+	}
+	for j, jb := range jobs {
+		src := make([]int64, S)
+		for _, t := range jb.Terms {
+			if t < 0 || int(t) >= len(g.Terms) || of[t] != int32(j) || g.Terms[t].Switch < 0 {
+				continue
+			}
+			src[g.Terms[t].Switch]++
+			tm := &g.Terms[t]
+			for l := 0; l < 1<<tm.LMC; l++ {
+				job[int(tm.LID)+l] = int32(j)
+			}
+		}
+		s.src = append(s.src, src)
+		s.jobLoad = append(s.jobLoad, make([]int64, C))
+	}
+	for d := 1; d <= g.MaxLID(); d++ {
+		dsw, _, _ := lft.Target(g, d)
+		if dsw < 0 {
+			continue
+		}
+		vl := r.SL2VL.Default[r.SL.ByDest[d]&0xF]
+		per := s.scratch
+		if j := job[d]; j >= 0 {
+			per = s.jobLoad[j]
+		}
+		if int(vl) >= r.NumVLs {
+			return nil, false, nil
+		}
+		s.load(d, job[d], per)
+		for x := range int32(S) {
+			if c := s.nxt[x]; c >= 0 && s.tc[x] > 0 && s.nxt[g.Head[c]] >= 0 {
+				if err := s.dg.Add(s.dg.Edge(c, s.nxt[g.Head[c]], vl)); err != nil {
+					return nil, false, err
+				}
+			}
+		}
+		if j := job[d]; j >= 0 {
+			s.targets = append(s.targets, spreadTarget{lid: d, job: j, vl: vl})
+		}
+	}
+	if s.dg.Order() != nil {
+		return nil, false, nil
+	}
+	for _, l := range s.jobLoad {
+		for c, x := range l {
+			s.total[c] += x
+			s.cap = max(s.cap, x)
+		}
+	}
+	return s, true, nil
+}
+
+// load walks the tables towards LID d: the next channel, hops and
+// terminals sending through every switch and, for a terminal of job j
+// (j ≥ 0), the job's paths through every switch, added to per per
+// channel. A switch that does not reach d (cut off by the fabric) gets
+// neither channel nor hops, so no entry moves onto it.
+func (s *spreader) load(d int, j int32, per []int64) {
+	g := s.g
+	s.dsw = s.w.Dest(d)
+	for x := range int32(g.NumSwitches()) {
+		s.nxt[x], s.hops[x] = -1, -1
+		if why, _ := s.w.Resolve(x); why != lft.Delivered {
+			continue
+		}
+		s.hops[x] = s.w.Hops(x)
+		if x != s.dsw {
+			s.nxt[x] = s.w.Next(x)
+		}
+	}
+	copy(s.tc, s.terms)
+	s.tc[s.dsw] = 0 // sends over no channel
+	s.w.Accumulate(s.tc, s.scratch)
+	if j >= 0 {
+		copy(s.carry, s.src[j])
+		s.carry[s.dsw]-- // the destination itself sends nothing to itself
+		s.w.Accumulate(s.carry, per)
+	}
+}
+
+// heaviest returns the largest load of all jobs together on a channel.
+func (s *spreader) heaviest() int64 {
+	var m int64
+	for _, x := range s.total {
+		m = max(m, x)
+	}
+	return m
+}
+
+// improve tries to move the entries of target t's switches, farthest
+// from its switch first, each once.
+func (s *spreader) improve(t spreadTarget) {
+	s.load(t.lid, t.job, s.scratch)
+	s.order = s.order[:0]
+	for x := range int32(s.g.NumSwitches()) {
+		if s.nxt[x] >= 0 && s.carry[x] > 0 {
+			s.order = append(s.order, x)
+		}
+	}
+	slices.SortFunc(s.order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(s.hops[b], s.hops[a]), cmp.Compare(a, b))
+	})
+	for _, u := range s.order {
+		s.try(t, u)
+	}
+}
+
+// try moves target t's entry at switch u to the candidate channel that
+// leaves the lightest heaviest load, of those that lower the heaviest
+// channel the move touches and keep d's VL acyclic.
+func (s *spreader) try(t spreadTarget, u int32) {
+	g := s.g
+	k, co := s.carry[u], s.nxt[u]
+	s.cands = s.cands[:0]
+	for c := g.Off[u]; c < g.Off[u+1]; c++ {
+		if c == co || s.hops[g.Head[c]] != s.hops[u]-1 {
+			continue
+		}
+		lost, gain, job := s.total[co], s.total[c]+k, s.jobLoad[t.job][c]+k
+		for a, b := g.Head[co], g.Head[c]; a != b; a, b = g.Head[s.nxt[a]], g.Head[s.nxt[b]] {
+			ca, cb := s.nxt[a], s.nxt[b]
+			lost, gain, job = max(lost, s.total[ca]), max(gain, s.total[cb]+k), max(job, s.jobLoad[t.job][cb]+k)
+		}
+		if gain < lost && lost > s.floor && job <= s.cap {
+			s.cands = append(s.cands, spreadCand{c: c, gain: gain})
+		}
+	}
+	slices.SortStableFunc(s.cands, func(a, b spreadCand) int { return cmp.Compare(a.gain, b.gain) })
+	for _, cand := range s.cands {
+		if s.turns(t.vl, u, cand.c) {
+			s.apply(t, u, cand.c)
+			return
+		}
+	}
+}
+
+// turns swaps the dependencies of u's entry on channel nxt[u] for those
+// on channel cn in the dependency graph, reporting false (and changing
+// nothing) when that closes a cycle. A switch x's entry adds the turn
+// from its channel onto the next one when terminals send through x (tc):
+// u's and its children's turns change, and so do those of the switches
+// on the old route that lose all their sources and on the new route that
+// gain their first.
+func (s *spreader) turns(vl uint8, u, cn int32) bool {
+	g, co, k := s.g, s.nxt[u], s.tc[u]
+	s.out, s.in = s.out[:0], s.in[:0]
+	for e := g.Off[u]; e < g.Off[u+1]; e++ {
+		if cin := g.Rev[e]; s.nxt[g.Tail[cin]] == cin && s.tc[g.Tail[cin]] > 0 {
+			s.out = append(s.out, s.dg.Edge(cin, co, vl))
+			s.in = append(s.in, s.dg.Edge(cin, cn, vl))
+		}
+	}
+	s.out = s.onward(s.out, co, vl)
+	s.in = s.onward(s.in, cn, vl)
+	for a, b := g.Head[co], g.Head[cn]; a != b; a, b = g.Head[s.nxt[a]], g.Head[s.nxt[b]] {
+		if s.tc[a] == k {
+			s.out = s.onward(s.out, s.nxt[a], vl)
+		}
+		if s.tc[b] == 0 {
+			s.in = s.onward(s.in, s.nxt[b], vl)
+		}
+	}
+	return s.dg.Replace(s.out, s.in)
+}
+
+// onward appends the turn from channel c onto the next channel of its
+// far end, if that is not the destination's switch.
+func (s *spreader) onward(list []int64, c int32, vl uint8) []int64 {
+	if n := s.nxt[s.g.Head[c]]; n >= 0 {
+		list = append(list, s.dg.Edge(c, n, vl))
+	}
+	return list
+}
+
+// apply moves u's entry for t onto channel cn: its paths leave the old
+// channels up to where the two routes meet and join the new ones (both
+// routes have the same length, so their switches pair up by distance).
+func (s *spreader) apply(t spreadTarget, u, cn int32) {
+	g, k, jl := s.g, s.carry[u], s.jobLoad[t.job]
+	shift := func(c int32, by int64) {
+		s.total[c] += by
+		jl[c] += by
+	}
+	co := s.nxt[u]
+	shift(co, -k)
+	shift(cn, k)
+	for a, b := g.Head[co], g.Head[cn]; a != b; a, b = g.Head[s.nxt[a]], g.Head[s.nxt[b]] {
+		s.carry[a] -= k
+		s.carry[b] += k
+		s.tc[a] -= s.tc[u]
+		s.tc[b] += s.tc[u]
+		shift(s.nxt[a], -k)
+		shift(s.nxt[b], k)
+	}
+	s.nxt[u] = cn
+	s.r.SetPort(u, t.lid, g.OutPort[cn])
+	s.moves++
+}
