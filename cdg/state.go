@@ -30,8 +30,10 @@ type State struct {
 	dmask    []uint32  // per LID: the VLs of its paths
 	walked   int       // destinations walked to make the State
 	// memo is a cache RepairBase leaves for the verification of the
-	// repair; nothing else of a State changes once it is made.
+	// repair, fmap one of the last fabric mapped onto the State's;
+	// nothing else of a State changes once it is made.
 	memo atomic.Pointer[repairMemo]
+	fmap atomic.Pointer[mapMemo]
 }
 
 // Walked returns how many destinations were walked to verify the
@@ -122,7 +124,7 @@ func (st *State) Verify(g *fabric.Graph, r *lft.Routing, opt Options) (*Report, 
 	if st == nil || !st.applies(v) {
 		return v.verifyState()
 	}
-	m := mapFabrics(st.v.g, g, v.opt.SwitchSources)
+	m := st.mapTo(g, v.opt.SwitchSources)
 	if m == nil {
 		return v.verifyState()
 	}
@@ -212,6 +214,14 @@ func (st *State) update(v *verifier, m *fabricMap, dirty, gone []int) (rep *Repo
 // takes their dependencies out of k (laid out as st's). It reports false
 // when one of them needs the pair walk, which st's routing never did.
 func (st *State) subtract(k *counts, lists ...[]int) bool {
+	if st.treesOnly() {
+		return st.subtractTrees(k, lists...)
+	}
+	return st.subtractWalk(k, lists...)
+}
+
+// subtractWalk is subtract by the verifier's walk of each destination.
+func (st *State) subtractWalk(k *counts, lists ...[]int) bool {
 	w0 := newCollector(st.v)
 	for _, list := range lists {
 		w0.collect(list, func(_ int, bits []int64, _ uint32) {
@@ -230,6 +240,10 @@ func (st *State) baseBit(b int64) int64 {
 		return b
 	}
 	V := int64(st.v.V)
+	if V&(V-1) == 0 { // the usual VL counts: no division per bit
+		s := uint(bits.TrailingZeros64(uint64(V)))
+		return int64(st.turnBase[b>>s])<<s | b&(V-1)
+	}
 	return int64(st.turnBase[b/V])*V + b%V
 }
 

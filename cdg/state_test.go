@@ -87,6 +87,11 @@ func stateOf(t *testing.T, g *fabric.Graph, r *lft.Routing, opt cdg.Options) *cd
 	if _, again, _ := st.Verify(g, r, opt); again == nil || again.Walked() != 0 {
 		t.Fatalf("the same tables again: walked %v, expected none", again)
 	}
+	// Every fabric here is in one piece, so the State's counts are taken
+	// out by following the trees from the sources.
+	if same, empty, ok := cdg.CheckSubtract(st); !ok || !same || !empty {
+		t.Fatalf("following the trees from the sources (applies %v) takes other dependencies out of the counts than the verifier's walk (same %v), or leaves some once every destination is out (empty %v)", ok, same, empty)
+	}
 	return st
 }
 

@@ -170,6 +170,25 @@ func (m *fabricMap) dirty(r0, r1 *lft.Routing) (dirty, gone []int, same bool) {
 	return dirty, gone, same
 }
 
+// mapMemo is the last fabric a State mapped its fabric onto.
+type mapMemo struct {
+	g             *fabric.Graph
+	switchSources bool
+	m             *fabricMap // nil: g is not the State's fabric less some parts
+}
+
+// mapTo returns mapFabrics(st's fabric, g, switchSources), remembering
+// the last answer: the daemon asks Covers, RepairBase and Verify about
+// the same fabric in turn.
+func (st *State) mapTo(g *fabric.Graph, switchSources bool) *fabricMap {
+	if mm := st.fmap.Load(); mm != nil && mm.g == g && mm.switchSources == switchSources {
+		return mm.m
+	}
+	m := mapFabrics(st.v.g, g, switchSources)
+	st.fmap.Store(&mapMemo{g: g, switchSources: switchSources, m: m})
+	return m
+}
+
 // compose returns, per channel of g1, the base channel of toBase (g0's
 // channels to base channels).
 func (m *fabricMap) compose(toBase []int32) []int32 {

@@ -26,7 +26,7 @@ func (st *State) RepairBase(g *fabric.Graph, r *lft.Routing) (broken []int, turn
 	if !st.applies(v) || slices.ContainsFunc(v.comp, func(c int32) bool { return c != 0 }) {
 		return nil, nil, false
 	}
-	m := mapFabrics(st.v.g, g, false)
+	m := st.mapTo(g, false)
 	if m == nil {
 		return nil, nil, false
 	}
@@ -92,3 +92,12 @@ func (st *State) takeMemo(g *fabric.Graph, dirty []int) (*counts, []int32) {
 
 // memosTaken counts the memos verifications took (for tests).
 var memosTaken atomic.Int64
+
+// Covers reports whether g is st's fabric, or st's fabric less some
+// cables and switches without CA or router ports: then a routing of g is
+// verified against st incrementally (Verify), and st's routing repaired
+// for g from st (RepairBase). A fabric that gained a cable or switch st's
+// fabric lacks is not covered.
+func (st *State) Covers(g *fabric.Graph) bool {
+	return st != nil && st.mapTo(g, st.v.opt.SwitchSources) != nil
+}

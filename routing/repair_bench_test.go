@@ -76,7 +76,10 @@ func k18Bench(b *testing.B, engine string, links, switches int) *repairBench {
 // keeps a cdg.State, as the daemon verifies a full routing),
 // verify-incremental (cdg.State.Verify of the repair), repair-state
 // (RepairWith from the State) and repair+verify (both, as the daemon
-// runs them after every failure) time the daemon's path. Metrics: CPU time per op, entries changed, entries
+// runs them after every failure) time the daemon's path, and
+// repair+verify-back its path when the failed part comes back (the full
+// routing from before repaired from its State for the whole fabric, and
+// verified against it). Metrics: CPU time per op, entries changed, entries
 // that used the failed cable or switch (minimal change: changed <= 5x
 // used), mean switch hops of the terminal paths. bench/repair/run.sh
 // turns the output into bench/repair/RESULTS.md. It takes minutes: run it
@@ -156,27 +159,20 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 	for k := range fx.cases {
 		b.Run("repair+verify/"+fx.names[k], func(b *testing.B) {
 			state0(b)
-			rc := fx.cases[k]
-			var r *lft.Routing
-			var rst routing.RepairStats
-			var vst *cdg.State
-			cpu := enginetest.CPUTime()
-			for i := 0; i < b.N; i++ {
-				var err error
-				if r, rst, err = routing.RepairWith(ctx, rc.g1, rc.old, routing.RepairOptions{State: st0}); err != nil {
-					b.Fatal(err)
-				}
-				if _, vst, err = st0.Verify(rc.g1, r, vopt); err != nil || vst == nil {
-					b.Fatalf("no State: %v", err)
-				}
+			benchRepairVerify(b, fx, st0, repaired[k], k)
+		})
+	}
+	// The daemon's path when the cable or switch comes back: the fabric
+	// is not the published one less some parts, but the last full
+	// routing's; that routing is repaired for it from its State and
+	// verified against it.
+	for k := range fx.cases {
+		b.Run("repair+verify-back/"+fx.names[k], func(b *testing.B) {
+			if repaired[k] == nil {
+				b.Skip("needs the repair/" + fx.names[k] + " row")
 			}
-			b.StopTimer()
-			enginetest.ReportCPU(b, cpu)
-			if !lft.Equal(r, repaired[k]) {
-				b.Fatal("the repair from the State differs from the repair without")
-			}
-			b.ReportMetric(float64(rst.Walked), "repair-dests-walked")
-			b.ReportMetric(float64(vst.Walked()), "verify-dests-walked")
+			state0(b)
+			benchBack(b, fx, st0, repaired[k], k)
 		})
 	}
 	b.Run("back/"+fx.names[0], func(b *testing.B) {
@@ -245,4 +241,71 @@ func benchRepair(b *testing.B, fx *repairBench, k int) *lft.Routing {
 	b.ReportMetric(float64(rc.used), "entries-used")
 	b.ReportMetric(meanHops(rc.g1, r), "hops-mean")
 	return r
+}
+
+// benchRepairVerify times the daemon's path after fx's failure k: the
+// check that the State st0 of the routing before covers the damaged
+// fabric, the repair from st0 and its verification against st0; the
+// tables must be repaired's (the repair without the State).
+func benchRepairVerify(b *testing.B, fx *repairBench, st0 *cdg.State, repaired *lft.Routing, k int) {
+	rc := fx.cases[k]
+	vopt := routing.VerifyOptions(fx.e, routing.Options{MaxVLs: fx.vls})
+	var r *lft.Routing
+	var rst routing.RepairStats
+	var vst *cdg.State
+	cpu := enginetest.CPUTime()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if !st0.Covers(rc.g1) { // the daemon's check that the fabric lost parts only
+			b.Fatal("the State does not cover the damaged fabric")
+		}
+		if r, rst, err = routing.RepairWith(context.Background(), rc.g1, rc.old, routing.RepairOptions{State: st0}); err != nil {
+			b.Fatal(err)
+		}
+		if _, vst, err = st0.Verify(rc.g1, r, vopt); err != nil || vst == nil {
+			b.Fatalf("no State: %v", err)
+		}
+	}
+	b.StopTimer()
+	enginetest.ReportCPU(b, cpu)
+	if !lft.Equal(r, repaired) {
+		b.Fatal("the repair from the State differs from the repair without")
+	}
+	b.ReportMetric(float64(rst.Walked), "repair-dests-walked")
+	b.ReportMetric(float64(vst.Walked()), "verify-dests-walked")
+}
+
+// benchBack times the daemon's path when fx's failure k is undone: the
+// check that the fabric gained parts the published one (repaired, the
+// repair of fx.old for the failure) lacks and that the State st0 of the
+// full routing covers it, the repair of fx.old from st0, and its
+// verification against st0.
+func benchBack(b *testing.B, fx *repairBench, st0 *cdg.State, repaired *lft.Routing, k int) {
+	rc := fx.cases[k]
+	vopt := routing.VerifyOptions(fx.e, routing.Options{MaxVLs: fx.vls})
+	_, vst, err := st0.Verify(rc.g1, repaired, vopt)
+	if err != nil || vst == nil {
+		b.Fatalf("the repaired routing's State: %v", err)
+	}
+	var r *lft.Routing
+	b.ResetTimer()
+	cpu := enginetest.CPUTime()
+	for i := 0; i < b.N; i++ {
+		if vst.Covers(rc.g0) || !st0.Covers(rc.g0) {
+			b.Fatal("the whole fabric is covered by the repaired routing's State, or not by the full routing's")
+		}
+		if r, _, err = routing.RepairWith(context.Background(), rc.g0, fx.old, routing.RepairOptions{State: st0}); err != nil {
+			b.Fatal(err)
+		}
+		var next *cdg.State
+		if _, next, err = st0.Verify(rc.g0, r, vopt); err != nil || next == nil {
+			b.Fatalf("no State: %v", err)
+		}
+	}
+	b.StopTimer()
+	enginetest.ReportCPU(b, cpu)
+	b.ReportMetric(float64(changed(rc.g1, rc.g0, repaired, r)), "entries-changed")
+	b.ReportMetric(float64(rc.used), "entries-used")
+	b.ReportMetric(float64(changed(rc.g0, rc.g0, fx.old, r)), "entries-off-original")
+	b.ReportMetric(meanHops(rc.g0, r), "hops-mean")
 }

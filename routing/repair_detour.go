@@ -37,7 +37,7 @@ func (rp *repairer) detour(u int32) {
 		for _, x := range level {
 			for c := g.Off[x]; c < g.Off[x+1]; c++ {
 				if v := g.Head[c]; t.state[v] == stOK {
-					cands = append(cands, uint64(rp.dist[v]+1)<<32|uint64(uint32(c)))
+					cands = append(cands, uint64(rp.hopsOf(v)+1)<<32|uint64(uint32(c)))
 				}
 			}
 		}

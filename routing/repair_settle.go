@@ -117,7 +117,7 @@ func (rp *repairer) settle(bd *brokenDest, mode settleMode) (int, error) {
 		t.ownPerDest(rp.r.SL2VL.Default[mode.sl&0xF])
 	}
 	t.spread()
-	rp.distances()
+	rp.clearDist()
 	rp.slack = 0
 	if mode.fewest {
 		rp.slack = keepSlack
@@ -158,7 +158,7 @@ const keepSlack = 2
 // queues its broken neighbours' channels into w.
 func (rp *repairer) settled(w, c int32) {
 	g, t := rp.g, rp.tree
-	t.state[w], t.nxt[w], rp.dist[w] = stOK, c, rp.dist[g.Head[c]]+1
+	t.state[w], t.nxt[w], rp.dist[w] = stOK, c, rp.hopsOf(g.Head[c])+1
 	rp.col[w] = g.OutPort[c]
 	for e := g.Off[w]; e < g.Off[w+1]; e++ {
 		if x := g.Head[e]; t.state[x] == stBroken {
@@ -264,26 +264,44 @@ func (rp *repairer) turnsFit(w int32, own uint16) bool {
 // distances sets dist to every settled switch's hops to the destination
 // along the tables (-1 for the others).
 func (rp *repairer) distances() {
-	g, t := rp.g, rp.tree
+	rp.clearDist()
+	for x := int32(0); int(x) < len(rp.dist); x++ {
+		if rp.tree.state[x] == stOK {
+			rp.hopsOf(x)
+		}
+	}
+}
+
+// clearDist forgets every switch's hops but the destination's (0), for
+// hops to find them as the repair asks.
+func (rp *repairer) clearDist() {
 	for x := range rp.dist {
 		rp.dist[x] = -1
 	}
-	rp.dist[t.dsw] = 0
-	for x := int32(0); int(x) < len(rp.dist); x++ {
-		if t.state[x] != stOK || rp.dist[x] >= 0 {
-			continue
-		}
-		path := t.path[:0]
-		y := x
-		for rp.dist[y] < 0 {
-			path = append(path, y)
-			y = g.Head[t.nxt[y]]
-		}
-		for i := len(path) - 1; i >= 0; i-- {
-			rp.dist[path[i]] = rp.dist[y] + int32(len(path)-i)
-		}
-		t.path = path
+	rp.dist[rp.tree.dsw] = 0
+}
+
+// hopsOf returns settled switch x's hops to the destination along the
+// tables, from dist or by following x's path until a switch whose hops
+// are known (every switch on it is settled), noting them on the way. A
+// repair asks for those of the few switches next to broken ones, so it
+// does not measure the whole tree.
+func (rp *repairer) hopsOf(x int32) int32 {
+	if d := rp.dist[x]; d >= 0 {
+		return d
 	}
+	g, t := rp.g, rp.tree
+	path := t.path[:0]
+	y := x
+	for rp.dist[y] < 0 {
+		path = append(path, y)
+		y = g.Head[t.nxt[y]]
+	}
+	for i := len(path) - 1; i >= 0; i-- {
+		rp.dist[path[i]] = rp.dist[y] + int32(len(path)-i)
+	}
+	t.path = path
+	return rp.dist[x]
 }
 
 // offer queues broken switch w's channels to settled neighbours.
@@ -302,7 +320,7 @@ func (rp *repairer) offer(w int32) {
 func (rp *repairer) push(w, c int32) {
 	g := rp.g
 	var pref uint64 = 1
-	hops := uint64(rp.dist[g.Head[c]] + 1)
+	hops := uint64(rp.hopsOf(g.Head[c]) + 1)
 	if rp.tree.col[w] == g.OutPort[c] {
 		pref = 0
 	} else {

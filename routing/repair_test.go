@@ -99,15 +99,15 @@ func liveSwitches(g0, g1 *fabric.Graph) []int32 {
 }
 
 // changed counts the entries of r (for g1) that differ from old (for g0)
-// at the same switch, over the LIDs g1 answers; a switch g0 lacks counts
-// its entries that hold a route.
+// at the same switch, over the LIDs g1 answers; a switch g0 lacks, or a
+// LID beyond old's tables, counts its entries that hold a route.
 func changed(g0, g1 *fabric.Graph, old, r *lft.Routing) int {
 	back := liveSwitches(g1, g0)
 	n := 0
 	for s := int32(0); int(s) < g1.NumSwitches(); s++ {
 		for lid := 1; lid <= g1.MaxLID(); lid++ {
 			was := lft.NoPort
-			if back[s] >= 0 {
+			if back[s] >= 0 && lid <= old.MaxLID() {
 				was = old.Port(back[s], lid)
 			}
 			if r.Port(s, lid) != was {

@@ -6,19 +6,46 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 )
 
 // repairSuffix marks the engine of repaired tables ("nue+repair").
 const repairSuffix = "+repair"
 
+// baseRouting is the last full routing the daemon published for no job,
+// with the State of its full verification: the routing its repairs
+// started from. When a cable or switch comes back, the daemon repairs it
+// for the fabric rather than the tables published since (see repair).
+type baseRouting struct {
+	engine string // the engine that routed it
+	hash   string // SHA-256 of its fabric's dump
+	r      *lft.Routing
+	st     *cdg.State
+}
+
+// keepBase records res, published for g (dump hash) and jobs, as the
+// base of later repairs when it is a full routing for no job with a
+// State; any other full routing leaves no base.
+func (s *Server) keepBase(hash string, res *routing.Result, jobs []routing.Job) {
+	if len(jobs) > 0 || res.State == nil || strings.HasSuffix(res.Routing.Engine, repairSuffix) {
+		s.base.Store(nil)
+		return
+	}
+	s.base.Store(&baseRouting{engine: res.Routing.Engine, hash: hash, r: res.Routing, st: res.State})
+}
+
 // repair adapts the published routing to a changed fabric with the
 // least change (routing.Repair): after a cable or switch failure only the
 // entries that led into it change, so a failure costs an update of tens
-// of entries, not a full reroute. When nothing led into a failed part (a
-// cable or switch came back) the engine chain routes in full, so the
-// part carries traffic again.
+// of entries, not a full reroute. When a cable or switch comes back (the
+// fabric has parts the published one lacks), the last full routing
+// (baseRouting) is repaired for the fabric instead: its entries come back
+// wherever nothing still failed breaks them, so the part carries its
+// traffic again and the change undoes the failures' repairs; the fabric
+// whole again gets the full routing back, entry for entry.
 //
 // Repaired tables stay while the fabric stays as it is: a reroute of
 // the same fabric (a poll, a restart, POST /reroute) would otherwise
@@ -42,16 +69,21 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	if err != nil {
 		return nil
 	}
-	old := s.readPublished(g)
-	if old == nil {
-		return nil
-	}
 	// The published tables were verified with State vst (nil after a
 	// restart): their repair takes the CDG of the destinations the change
 	// left intact from it, and is verified against it, walking only the
 	// destinations whose paths changed, with the report of a full
 	// verification.
 	vst, vopt := s.verified.Load(), routing.Options{MaxVLs: s.cfg.MaxVLs}
+	if pub.FabricSHA256 != hash && !vst.Covers(g) {
+		if b := s.base.Load(); b != nil && b.engine == base && b.st.Covers(g) {
+			return s.repairFrom(ctx, g, e, repairSource{engine: base, r: b.r, st: b.st, base: true, whole: hash == b.hash})
+		}
+	}
+	old := s.readPublished(g)
+	if old == nil {
+		return nil
+	}
 	if pub.FabricSHA256 == hash {
 		rep, next, err := routing.VerifyState(g, old, e, vopt, vst)
 		if err != nil {
@@ -60,8 +92,27 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		old.Engine = pub.Engine
 		return &routing.Result{Routing: old, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: old.Engine, Report: rep}}}
 	}
+	return s.repairFrom(ctx, g, e, repairSource{engine: base, r: old, st: vst})
+}
+
+// repairSource is what repairFrom repairs: tables of engine, verified
+// with State st (nil: none kept), either the published ones or the base
+// routing (base), whose fabric g may be again (whole).
+type repairSource struct {
+	engine      string
+	r           *lft.Routing
+	st          *cdg.State
+	base, whole bool
+}
+
+// repairFrom repairs src for g and verifies the result against src's
+// State. It returns nil when the repair or its verification fails, and
+// when the published tables need no change (nothing led into a failed
+// part): the engine chain then routes, so a part that came back without
+// a base routing carries traffic again.
+func (s *Server) repairFrom(ctx context.Context, g *fabric.Graph, e routing.Engine, src repairSource) *routing.Result {
 	t0 := time.Now()
-	r, st, err := routing.RepairWith(ctx, g, old, routing.RepairOptions{State: vst})
+	r, st, err := routing.RepairWith(ctx, g, src.r, routing.RepairOptions{State: src.st})
 	tr := time.Since(t0)
 	if err != nil {
 		if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
@@ -69,11 +120,11 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		}
 		return nil
 	}
-	if st.Changed == 0 {
+	if st.Changed == 0 && !src.base {
 		return nil
 	}
 	t1 := time.Now()
-	rep, next, err := routing.VerifyState(g, r, e, vopt, vst)
+	rep, next, err := routing.VerifyState(g, r, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, src.st)
 	tv := time.Since(t1)
 	s.metrics.phase.WithLabelValues("route").Observe(tr.Seconds())
 	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
@@ -81,12 +132,19 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		s.log.Warn("the repaired tables do not verify; full reroute", "err", err)
 		return nil
 	}
-	r.Engine = base + repairSuffix
+	r.Engine = src.engine + repairSuffix
+	if src.whole && st.Changed == 0 {
+		r.Engine = src.engine // the base routing itself, on its own fabric
+	}
 	walked := rep.Destinations
 	if next != nil {
 		walked = next.Walked()
 	}
-	s.log.Info("repaired the published tables", "engine", r.Engine, "destinations", st.Dests, "entries", st.Changed,
+	from := "published tables"
+	if src.base {
+		from = "last full routing"
+	}
+	s.log.Info("repaired the "+from, "engine", r.Engine, "destinations", st.Dests, "entries", st.Changed,
 		"route_seconds", tr.Seconds(), "verify_seconds", tv.Seconds(),
 		"repair_destinations_walked", st.Walked, "verify_destinations_walked", walked)
 	return &routing.Result{Routing: r, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Route: tr, Verify: tv}}}

@@ -2,6 +2,7 @@ package sm
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -27,17 +28,26 @@ func readGen(t *testing.T, out string, gen int) (*fabric.Graph, *lft.Routing) {
 	return l.Graph, r
 }
 
-// A cable failure repairs the published tables (only entries that led
-// into the cable change, engine "nue+repair"); another reroute of the same
-// fabric keeps them; the cable's return routes in full again.
-func TestCableFailureRepairs(t *testing.T) {
+// torusServer starts a server on a 4×4×4 torus (dump fab, output out)
+// routed by Nue at 8 VLs and waits for its first generation.
+func torusServer(t *testing.T) (s *Server, tp *topo.Topology, fab, out string) {
+	t.Helper()
 	dir := t.TempDir()
-	fab := filepath.Join(dir, "fabric.topo")
+	fab = filepath.Join(dir, "fabric.topo")
 	tp, err := topo.Torus([]int{4, 4, 4}, 1, false)
 	writeFabric(t, fab, tp, err)
-	out := filepath.Join(dir, "out")
-	s := start(t, Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 8})
+	out = filepath.Join(dir, "out")
+	s = start(t, Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 8})
 	waitFor(t, s, "publish", func(st Status) bool { return st.Published != nil && st.Published.Generation == 1 })
+	return s, tp, fab, out
+}
+
+// A cable failure repairs the published tables (only entries that led
+// into the cable change, engine "nue+repair"); another reroute of the same
+// fabric keeps them; the cable's return brings back the full routing from
+// before the failure.
+func TestCableFailureRepairs(t *testing.T) {
+	s, tp, fab, out := torusServer(t)
 	g0, err := fabric.Compile(tp.Fabric)
 	if err != nil {
 		t.Fatal(err)
@@ -82,17 +92,9 @@ func TestCableFailureRepairs(t *testing.T) {
 	// The repair was verified against generation 1's State: only the
 	// destinations whose entries changed were walked (a repair changes
 	// every entry into the failed cables).
-	changedDests := 0
-	for lid := 1; lid <= g.MaxLID(); lid++ {
-		for x := range int32(g.NumSwitches()) {
-			if old.Port(x, lid) != rep.Port(x, lid) {
-				changedDests++
-				break
-			}
-		}
-	}
-	if vs := s.verified.Load(); vs == nil || vs.Walked() != changedDests {
-		t.Errorf("the repair's verification kept no State, or walked other than the %d destinations whose entries changed", changedDests)
+	nd := changedDests(g, old, rep)
+	if vs := s.verified.Load(); vs == nil || vs.Walked() != nd {
+		t.Errorf("the repair's verification kept no State, or walked other than the %d destinations whose entries changed", nd)
 	} else {
 		t.Logf("repair verified walking %d of %d destinations", vs.Walked(), dests)
 	}
@@ -104,9 +106,126 @@ func TestCableFailureRepairs(t *testing.T) {
 		t.Fatalf("same fabric again: %s, generation %d, engine %s; the repaired tables should stay", st.LastResult, st.Published.Generation, st.Published.Engine)
 	}
 
+	// The cable comes back: the routing from before the failure returns,
+	// entry for entry, verified against its own State (nothing to walk).
 	writeFabric(t, fab, tp, nil)
-	st = waitFor(t, s, "full reroute", func(st Status) bool { return st.Published != nil && st.Published.Generation == 3 })
+	st = waitFor(t, s, "cable back", func(st Status) bool { return st.Published != nil && st.Published.Generation == 3 })
 	if st.Published.Engine != "nue" {
-		t.Fatalf("engine after the cable came back: %q, expected nue", st.Published.Engine)
+		t.Fatalf("engine after the cable came back: %q, expected nue (the full routing restored)", st.Published.Engine)
+	}
+	g3, back := readGen(t, out, 3)
+	if !lft.Equal(back, old) {
+		t.Errorf("the cable came back, yet the tables are not those from before the failure (%d columns differ)", changedDests(g3, old, back))
+	}
+	if vs := s.verified.Load(); vs == nil || vs.Walked() != 0 {
+		t.Errorf("the restored tables were not verified against the State of the full routing")
+	}
+}
+
+// changedDests counts the LIDs whose entries differ between a and b (g's
+// switches and LIDs).
+func changedDests(g *fabric.Graph, a, b *lft.Routing) int {
+	n := 0
+	for lid := 1; lid <= g.MaxLID(); lid++ {
+		for x := range int32(g.NumSwitches()) {
+			if a.Port(x, lid) != b.Port(x, lid) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// into counts the entries of r (on g) that lead into cable l of fabric
+// f (g's fabric with l cabled).
+func into(g *fabric.Graph, r *lft.Routing, f *fabric.Fabric, l fabric.Link) int {
+	n := 0
+	for _, end := range []fabric.PortRef{l.A, l.B} {
+		id, ok := g.F.NodeByGUID(f.Nodes[end.Node].GUID)
+		if !ok || g.SwitchOf[id] < 0 {
+			continue
+		}
+		x := g.SwitchOf[id]
+		for lid := 1; lid <= g.MaxLID(); lid++ {
+			if r.Port(x, lid) == uint8(end.Port) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// unlink returns f without cable l.
+func unlink(f *fabric.Fabric, l fabric.Link) *fabric.Fabric {
+	out := f.Clone()
+	out.Port(l.A).Peer, out.Port(l.B).Peer = fabric.NoPeer, fabric.NoPeer
+	return out
+}
+
+// Two cables fail one after the other, then come back one after the
+// other: each return repairs the full routing from before the failures
+// for the fabric (only the still-failed cable's entries differ from it),
+// verified against that routing's State walking only the destinations
+// whose entries differ from it; the returned cable carries its traffic
+// again, the change is of the order of the entries it carried, and the
+// last return restores the full routing entry for entry. (A returned
+// cable may carry more than before the failures: the detours around the
+// cable still failed may run over it.)
+func TestCableReturnRepairs(t *testing.T) {
+	s, tp, fab, out := torusServer(t)
+	_, r0 := readGen(t, out, 1)
+
+	f1, fl1, err := topo.InjectFailures(tp.Fabric, topo.FailureSpec{Links: 1, Seed: 3, SkipCritical: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f12, fl2, err := topo.InjectFailures(f1, topo.FailureSpec{Links: 1, Seed: 5, SkipCritical: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, c2 := fl1[0].Link, fl2[0].Link
+	steps := []struct {
+		f      *fabric.Fabric
+		engine string
+		back   *fabric.Link // the cable that came back
+	}{
+		{f1, "nue+repair", nil},
+		{f12, "nue+repair", nil},
+		{unlink(tp.Fabric, c2), "nue+repair", &c1},
+		{tp.Fabric, "nue", &c2},
+	}
+	g0, _ := readGen(t, out, 1)
+	for i, step := range steps {
+		gen := i + 2
+		writeFabric(t, fab, &topo.Topology{Fabric: step.f}, nil)
+		st := waitFor(t, s, fmt.Sprintf("generation %d", gen), func(st Status) bool { return st.Published != nil && st.Published.Generation == gen })
+		if st.Published.Engine != step.engine {
+			t.Fatalf("generation %d: engine %q, expected %q", gen, st.Published.Engine, step.engine)
+		}
+		if step.back == nil {
+			continue
+		}
+		g, r := readGen(t, out, gen)
+		_, prev := readGen(t, out, gen-1)
+		used := into(g0, r0, tp.Fabric, *step.back)
+		carried := into(g, r, tp.Fabric, *step.back)
+		d, err := lft.Diff(g, prev, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := d.Summary().Entries
+		if carried == 0 || n == 0 || n > 5*used {
+			t.Errorf("generation %d: the returned cable carries %d entries (%d before the failures); %d entries changed", gen, carried, used, n)
+		}
+		walked := changedDests(g, r0, r)
+		if vs := s.verified.Load(); vs == nil || vs.Walked() != walked {
+			t.Errorf("generation %d: not verified against the full routing's State walking the %d destinations that differ from it", gen, walked)
+		}
+		t.Logf("generation %d: the returned cable carries %d entries (%d before the failures); %d entries changed, %d destinations walked", gen, carried, used, n, walked)
+	}
+	g, r := readGen(t, out, len(steps)+1)
+	if !lft.Equal(r, r0) {
+		t.Errorf("every cable back, yet %d destinations' entries differ from the full routing's", changedDests(g, r0, r))
 	}
 }

@@ -102,7 +102,8 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	g := l.Graph
 	jobs, jobStatus := s.currentJobs(g)
 	res := s.repair(ctx, g, hash, jobs)
-	if res == nil {
+	full := res == nil
+	if full {
 		res, err = s.routeAndVerify(ctx, g, jobs)
 	}
 	if err == nil {
@@ -121,6 +122,9 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 		return resultFailed, nil, jobStatus, err
 	}
 	s.verified.Store(res.State)
+	if full {
+		s.keepBase(hash, res, jobs)
+	}
 	if result == resultUnchanged {
 		st = nil
 	}

@@ -108,6 +108,9 @@ type Server struct {
 	// The verifier's State of the published tables (nil: none kept), from
 	// which a repair of them is verified incrementally.
 	verified atomic.Pointer[cdg.State]
+	// The last full routing published for no job, which a returned cable
+	// or switch is repaired from (nil: none).
+	base atomic.Pointer[baseRouting]
 
 	// owned by the Run goroutine
 	fabricSeen fileStamp

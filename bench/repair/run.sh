@@ -68,6 +68,7 @@ awk '
     printf "Mean hops before the failure: %.4f. Full Nue after it: %d entries changed of %d.\n", m["full-nue", "hops-mean-before"], m["full-nue", "entries-changed"], m["full-nue", "entries-total"]
     b = "back/link-seed=1"
     if ((b, "entries-changed") in m) printf "Cable back (RepairWith, Before): %d entries changed, %d entries still differ from the routing before the failure.\n", m[b, "entries-changed"], m[b, "entries-off-original"]
+    for (k = 1; k <= n; k++) { x = order[k]; if (x ~ /^repair\+verify-back\//) printf "%s (as the daemon runs it: the full routing from before repaired from its State, verified against it): %d entries changed, %d entries differ from the routing before the failure, CPU %.1f %% of a full routing.\n", x, m[x, "entries-changed"], m[x, "entries-off-original"], 100 * median(cpu[x]) / fc }
   }' "$work/bench.txt" | tee -a "$out"
 say ""
 say "## Where Repair applies"
