@@ -46,21 +46,34 @@ type saGrant struct {
 func (s *sim) switchCycle(sw int32) bool {
 	n := s.n
 	ins := n.swIn[n.swInOff[sw]:n.swInOff[sw+1]]
+	stall := s.switchVA(sw, ins)
+	return s.allocSwitch(sw, ins) || stall
+}
+
+// switchVA runs VC allocation at switch sw if it may grant something; it
+// reports whether candidates wait in their route stall (so the switch
+// runs again next cycle).
+func (s *sim) switchVA(sw int32, ins []int32) bool {
 	s.stallWait = false
-	if s.swVA[sw] {
-		if s.now < s.vaWait[sw] {
-			s.stallWait = true // VC allocation would only find stalls again
-		} else {
-			s.stallMin = 1<<63 - 1
-			refused := s.allocVCs(sw, ins)
-			s.swVA[sw] = refused || s.stallWait
-			s.vaWait[sw] = 0
-			if !refused && s.stallWait && n.pool == 1 {
-				s.vaWait[sw] = s.stallMin
-			}
-		}
+	if !s.swVA[sw] {
+		return false
 	}
-	return s.allocSwitch(sw, ins) || s.stallWait
+	if s.now < s.vaWait[sw] {
+		return true // VC allocation would only find stalls again
+	}
+	s.stallMin = 1<<63 - 1
+	var refused bool
+	if s.fastVA {
+		refused = s.vaFIFO1(sw, ins)
+	} else {
+		refused = s.allocVCs(sw, ins)
+	}
+	s.swVA[sw] = refused || s.stallWait
+	s.vaWait[sw] = 0
+	if !refused && s.stallWait && s.n.pool == 1 {
+		s.vaWait[sw] = s.stallMin
+	}
+	return s.stallWait
 }
 
 // wakeVA marks that VC allocation at switch sw may grant something new: a
@@ -101,6 +114,11 @@ func (s *sim) allocVCs(sw int32, ins []int32) bool {
 			}
 		}
 		if len(s.reqs) == 0 {
+			return false
+		}
+		if len(s.reqs) == 1 && s.its == 1 {
+			// Its output VC grants it, its input VC accepts it.
+			s.grantVC(&s.reqs[0], true, K)
 			return false
 		}
 		// Each output VC picks the proposal closest after its pointer.
@@ -264,6 +282,7 @@ func (s *sim) allocSwitch(sw int32, ins []int32) bool {
 				}
 				ivc := s.ovBest[lo<<s.vs|int32(c.vl)]
 				s.saPtr[ivc>>s.vs] = uint8(ivc&vmask) + 1
+				s.inUsed[ivc>>s.vs] = s.now
 				s.forward(ivc, c, s.lkMask[lo])
 				moved = true
 			}
@@ -362,6 +381,7 @@ func (s *sim) islipGrants(it int) bool {
 		if it == 0 {
 			s.saPtr[g.ivc>>s.vs] = uint8(g.ivc&vmask) + 1
 		}
+		s.inUsed[g.ivc>>s.vs] = s.now
 		s.forward(g.ivc, g.c, g.ready)
 	}
 	return len(s.grants) > 0
@@ -388,14 +408,15 @@ func (s *sim) pickOut(lo int32) (arbChoice, bool) {
 // crossbar onto its output link; c is the VL arbitration's choice at that
 // link and ready the VLs it chose from.
 func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
-	now := s.now
+	now, n, w := s.now, s.n, &s.wh
+	vs := s.vs & 31
 	v := &s.iv[ivc]
 	e := v.active
 	en := &s.en[e]
 	ov := en.out
-	lo := ov >> s.vs
-	li := ivc >> s.vs
-	vl := uint8(ivc & (1<<s.vs - 1))
+	lo := ov >> vs
+	li := ivc >> vs
+	vl := uint8(ivc & (1<<vs - 1))
 	en.sent++
 	sent := en.sent
 	var kind uint8
@@ -409,15 +430,14 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 	v.flits--
 	v.stuck = now
 	s.st.occ[vl]--
-	s.inUsed[li] = now
-	s.wh.push(now+int64(s.n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
+	w.push(now+int64(n.lkLat[li]), event{link: li, vl: vl, kind: evCredit})
 	o := &s.ov[ov]
 	o.credits--
 	if s.outPend != nil {
 		s.outPend[lo]--
 	}
 	s.freeAt[lo] = max(s.freeAt[lo], now<<10) + s.gap
-	s.wh.push(now+int64(s.n.lkDelay[lo]), event{link: lo, pkt: en.pkt, vl: c.vl, kind: kind})
+	w.push(now+int64(n.lkDelay[lo]), event{link: lo, pkt: en.pkt, vl: c.vl, kind: kind})
 	s.arb.commit(&s.arbSt[lo], c, tail, ready)
 	s.flitHops++
 	s.lastMove = now
@@ -434,6 +454,19 @@ func (s *sim) forward(ivc int32, c arbChoice, ready uint32) {
 		s.actMask[li] &^= 1 << uint32(vl)
 		s.release(ivc, e)
 		s.syncIn(li)
-		s.wakeVA(s.n.lkDstSw[li])
+		if sw := n.lkDstSw[li]; s.hasCandidates(sw) {
+			s.wakeVA(sw) // the released output VC may serve one
+		}
 	}
+}
+
+// hasCandidates reports whether switch sw has an input VC whose packets
+// wait for VC allocation; without one, allocation would grant nothing.
+func (s *sim) hasCandidates(sw int32) bool {
+	for _, w := range s.swIdleIn[sw*s.inWords : (sw+1)*s.inWords] {
+		if w != 0 {
+			return true
+		}
+	}
+	return false
 }

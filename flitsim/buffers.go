@@ -8,53 +8,61 @@ package flitsim
 // buffer is complete except the one being forwarded and the one arriving:
 // BufferFlits/PacketFlits + 2 entries per VC suffice and are preallocated.
 
-// arrive puts a flit into switch sw's input VC of the event's link and VL.
-// A head flit is routed here: LFT lookup and SL2VL give its output VC.
-func (s *sim) arrive(sw int32, ev *event) {
+// arriveHead queues the packet whose head flit arrives in input VC v at
+// switch sw and returns its entry (events counts the flit). The head is routed here: LFT lookup and
+// SL2VL (or the routing policy) give its output VC.
+func (s *sim) arriveHead(sw int32, ev *event, v *inVC) int32 {
 	l := ev.link
-	ivc := l<<s.vs | int32(ev.vl)
-	v := &s.iv[ivc]
-	var e int32
-	if ev.kind&evHead != 0 {
-		e = v.free
-		en := &s.en[e]
-		v.free = en.next
-		en.pkt, en.arr, en.sent, en.ready = ev.pkt, 0, 0, -1
-		if s.n.pol != nil {
-			en.out = s.routePolicy(sw, l, ev.pkt)
-			s.outPend[en.out>>s.vs] += s.P
-		} else {
-			en.out = s.route(sw, l, ev.pkt)
-		}
-		tail := v.tail
-		en.next, en.prev = -1, tail
-		if tail >= 0 {
-			s.en[tail].next = e
-		} else {
-			v.head = e
-		}
-		v.tail = e
-		if v.count++; v.count == 1 {
-			s.inMask[l] |= 1 << ev.vl
-			s.syncIn(l)
-		}
-		v.arriving = e
-		if tail < 0 || s.voq || s.n.pool > 1 {
-			s.wakeVA(sw) // a new candidate for VC allocation
-		}
+	e := v.free
+	en := &s.en[e]
+	v.free = en.next
+	en.pkt, en.arr, en.sent, en.ready = ev.pkt, 0, 0, -1
+	if s.n.pol != nil {
+		en.out = s.routePolicy(sw, l, ev.pkt)
+		s.outPend[en.out>>s.vs] += s.P
 	} else {
-		e = v.arriving
+		en.out = s.route(sw, l, ev.pkt)
 	}
-	s.en[e].arr++
-	if v.flits == 0 {
-		v.stuck = s.now
+	tail := v.tail
+	en.next, en.prev = -1, tail
+	if tail >= 0 {
+		s.en[tail].next = e
+	} else {
+		v.head = e
 	}
-	v.flits++
-	s.st.occGrow(ev.vl, v.flits)
-	if ev.kind&evTail != 0 {
-		v.arriving = -1
+	v.tail = e
+	if tail < 0 { // the buffer was empty
+		s.inMask[l] |= 1 << ev.vl
+		s.syncIn(l)
 	}
-	s.wakeSwitch(sw)
+	v.arriving = e
+	if tail < 0 && s.startStall(sw, en) {
+		// The route stall begins; VC allocation has nothing new before its end.
+	} else if tail < 0 || s.voq || s.n.pool > 1 {
+		s.wakeVA(sw) // a new candidate for VC allocation
+	}
+	return e
+}
+
+// startStall begins the route stall of entry en, which has just become
+// the only packet of its FIFO input VC at switch sw and so a candidate for
+// VC allocation; it reports whether it did. Running VC allocation this
+// cycle would only start the stall: any other candidate either waits in
+// its own stall (vaWait holds the earliest end) or for an output VC whose
+// release wakes allocation. So the switch skips allocation until the
+// stall ends, unless it runs anyway (vaWait 0). With VOQ, VC pools or no
+// stall it reports false and allocation runs.
+func (s *sim) startStall(sw int32, en *entry) bool {
+	if s.cfg.RouteStall == 0 || s.voq || s.n.pool > 1 {
+		return false
+	}
+	en.ready = s.now + int64(s.cfg.RouteStall)
+	if !s.swVA[sw] {
+		s.swVA[sw], s.vaWait[sw] = true, en.ready
+	} else {
+		s.vaWait[sw] = min(s.vaWait[sw], en.ready)
+	}
+	return true
 }
 
 // route returns the output VC a packet entering switch sw on link l takes.
@@ -80,7 +88,7 @@ func (s *sim) release(ivc, e int32) {
 	}
 	s.en[e].next = s.iv[ivc].free
 	s.iv[ivc].free = e
-	if s.iv[ivc].count--; s.iv[ivc].count == 0 {
+	if s.iv[ivc].head < 0 { // the buffer is empty
 		s.inMask[ivc>>s.vs] &^= 1 << uint32(ivc&(1<<s.vs-1))
 	}
 }

@@ -47,7 +47,7 @@ func (s *sim) step() error {
 			return err
 		}
 	}
-	if len(s.active) == 0 && len(s.nicActive) == 0 && s.wh.pending == 0 {
+	if len(s.active) == 0 && len(s.nicActive) == 0 && s.wh.empty(s.now) {
 		s.skipIdle()
 		if s.done {
 			return nil
@@ -116,6 +116,10 @@ func (s *sim) checkDone() {
 // switchAll runs allocation and traversal on the switches that may move a
 // flit this cycle; the others sleep until an event wakes them.
 func (s *sim) switchAll() {
+	if s.fastSA {
+		s.islipAll()
+		return
+	}
 	next := s.now + 1
 	for _, sw := range s.active {
 		if s.switchCycle(sw) && s.swMark[sw] != next {
@@ -134,15 +138,19 @@ func (s *sim) wakeSwitch(sw int32) {
 	}
 }
 
-// events delivers the flits and credits arriving this cycle.
+// events delivers the flits and credits arriving this cycle. A flit
+// entering a switch joins its input VC (arriveHead queues a new packet).
 func (s *sim) events() {
-	evs := s.wh.bucket(s.now)
+	now := s.now
+	evs := s.wh.bucket(now)
+	ov, srcSw, dstSw, iv, en := s.ov, s.n.lkSrcSw, s.n.lkDstSw, s.iv, s.en
+	vs := s.vs & 31
 	for i := range evs {
 		ev := &evs[i]
 		if ev.kind&evCredit != 0 {
-			o := &s.ov[ev.link<<s.vs|int32(ev.vl)]
+			o := &ov[ev.link<<vs|int32(ev.vl)]
 			o.credits++
-			if sw := s.n.lkSrcSw[ev.link]; sw >= 0 {
+			if sw := srcSw[ev.link]; sw >= 0 {
 				if s.vct && o.credits == s.P {
 					s.wakeVA(sw) // room for a whole packet again
 				}
@@ -152,11 +160,26 @@ func (s *sim) events() {
 			}
 			continue
 		}
-		if sw := s.n.lkDstSw[ev.link]; sw >= 0 {
-			s.arrive(sw, ev)
-		} else {
+		sw := dstSw[ev.link]
+		if sw < 0 {
 			s.sink(ev)
+			continue
 		}
+		v := &iv[ev.link<<vs|int32(ev.vl)]
+		e := v.arriving
+		if ev.kind&evHead != 0 {
+			e = s.arriveHead(sw, ev, v)
+		}
+		en[e].arr++
+		if v.flits == 0 {
+			v.stuck = now
+		}
+		v.flits++
+		s.st.occGrow(ev.vl, v.flits)
+		if ev.kind&evTail != 0 {
+			v.arriving = -1
+		}
+		s.wakeSwitch(sw)
 	}
-	s.wh.clear(s.now)
+	s.wh.clear(now)
 }

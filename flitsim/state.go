@@ -47,7 +47,6 @@ type inVC struct {
 	active   int32 // entry whose packet holds an output VC, -1 none
 	arriving int32 // entry still receiving flits, -1 none
 	free     int32 // free entry list
-	count    int32 // entries in use
 	stuck    int64 // last cycle the buffer sent a flit or became non-empty
 }
 
@@ -64,22 +63,28 @@ type entry struct {
 // link<<vs | vl (the input VC of a link sits at its destination switch);
 // an entry is ivc*E + k.
 type sim struct {
-	n    *Network
-	cfg  Config
-	w    *workload
-	opt  RunOptions
-	arb  *arbiter
-	ctx  context.Context
-	vs   uint8
-	V    int32
-	P    int32
-	E    int32
-	gap  int64
-	vct  bool
-	voq  bool
-	its  int
-	now  int64
-	done bool
+	n   *Network
+	cfg Config
+	w   *workload
+	opt RunOptions
+	arb *arbiter
+	ctx context.Context
+	vs  uint8
+	V   int32
+	P   int32
+	E   int32
+	gap int64
+	vct bool
+	voq bool
+	its int
+	// fastSA: switch allocation is one iSLIP iteration under wormhole
+	// with round-robin VL arbitration (islip1).
+	fastSA bool
+	// fastVA: VC allocation is one iteration over FIFO input VCs without
+	// VC pools (vaFIFO1).
+	fastVA bool
+	now    int64
+	done   bool
 
 	pk     []packet
 	pkFree []int32
@@ -104,7 +109,7 @@ type sim struct {
 	// Allocation state and scratch.
 	saPtr   []uint8  // per input link: VL favoured by switch allocation
 	vaInPtr []uint16 // per input VC: candidate position favoured by VC allocation
-	inUsed  []int64  // per input link: cycle it last sent
+	inUsed  []int64  // per input link: cycle it last sent (several iterations)
 	inLock  []int8   // per input link: VL of the packet in progress (VCT), -1 none
 	outLock []int8   // per output link: VL of the packet in progress (VCT), -1 none
 	tick    uint32
@@ -121,6 +126,7 @@ type sim struct {
 	ivList  []int32
 	lkList  []int32
 	grants  []saGrant
+	saReqs  []saReq
 
 	swMark     []int64
 	swVA       []bool  // VC allocation may grant something new at the switch
@@ -178,6 +184,8 @@ func newSim(ctx context.Context, n *Network, w *workload, opt RunOptions) *sim {
 		gap: cfg.gap(), vct: cfg.Switching == VirtualCutThrough, voq: cfg.Queueing == VOQ,
 		its: cfg.Iterations,
 	}
+	s.fastSA = cfg.Allocator == ISLIP && s.its == 1 && !s.vct && !s.arb.table
+	s.fastVA = s.its == 1 && !s.voq && n.pool == 1
 	L := int(n.nLinks)
 	NV := L << s.vs
 	s.ov = make([]outVC, NV)

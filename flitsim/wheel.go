@@ -20,9 +20,8 @@ type event struct {
 // warm-up pushing allocates nothing. Within a bucket, events keep their
 // insertion order, which makes runs deterministic.
 type wheel struct {
-	b       [][]event
-	mask    int64
-	pending int
+	b    [][]event
+	mask int64
 }
 
 func newWheel(maxDelay int) wheel {
@@ -37,7 +36,6 @@ func newWheel(maxDelay int) wheel {
 func (w *wheel) push(t int64, ev event) {
 	i := t & w.mask
 	w.b[i] = append(w.b[i], ev)
-	w.pending++
 }
 
 // bucket returns the events of cycle t; the caller processes them and
@@ -47,8 +45,19 @@ func (w *wheel) bucket(t int64) []event { return w.b[t&w.mask] }
 // clear empties the bucket of cycle t.
 func (w *wheel) clear(t int64) {
 	i := t & w.mask
-	w.pending -= len(w.b[i])
 	w.b[i] = w.b[i][:0]
+}
+
+// empty reports whether no event is scheduled from cycle t on. It looks
+// at the buckets from t's, so it stops soon when an event is near; the run
+// asks only when no switch or source is active.
+func (w *wheel) empty(t int64) bool {
+	for i := int64(0); i <= w.mask; i++ {
+		if len(w.b[(t+i)&w.mask]) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // arrivals is a min-heap of (time, source) for message generation, ordered
