@@ -32,11 +32,15 @@ func (w *walker) tree(d int, col []int32, sl []uint8) bool {
 	}
 	t := destTree{d: d, col: col, sl: sl, dsw: dsw, pair: len(v.r.SL.Pair) > 0}
 	t.dvl = 1 << v.r.SL2VL.Default[v.r.SL.Of(-1, 0, d)&0xF]
-	cdsw := v.comp[dsw]
-	found, mask := w.settle(&t)
-	clear(w.vls) // zero between destinations, as dest expects too
-	if found != v.compNeed[cdsw]-int32(v.need[dsw]) {
-		return false // a source switch of the component is not delivered
+	mask, ok := w.same(&t)
+	if !ok {
+		var found int32
+		found, mask = w.settle(&t)
+		clear(w.vls) // zero between destinations, as dest expects too
+		if found != v.compNeed[v.comp[dsw]]-int32(v.need[dsw]) {
+			return false // a source switch of the component is not delivered
+		}
+		w.remember(&t, mask)
 	}
 	n, self := v.ownSources(dsw, term)
 	if n > 0 {
@@ -45,6 +49,85 @@ func (w *walker) tree(d int, col []int32, sl []uint8) bool {
 	w.delivered(dsw, n)
 	w.vlMask |= mask
 	return true
+}
+
+// treeMemo is, per destination switch, the last destination LID on it
+// whose tree a walker settled, all its sources delivered (0: none), with
+// the VLs of its sources' paths and its dvl.
+type treeMemo struct {
+	lid  []int32
+	mask []uint32
+	dvl  []uint32
+}
+
+// same reports whether t's destination has the paths of the last one its
+// walker settled on the same switch, whose mask it returns: the same next
+// hop at every other switch and the same SLs from every source (per
+// source switch, or one per destination). Their dependencies are the
+// same bits, which that walk set already. Destinations that share a tree
+// (Nue's shared searches: the LIDs of a switch in one layer) are thus
+// settled once; a walker counting per destination or collecting its own
+// bits settles every one.
+func (w *walker) same(t *destTree) (uint32, bool) {
+	m := &w.memo
+	if m.lid == nil || t.pair || w.cnt != nil || w.own != nil {
+		return 0, false
+	}
+	v, d, S := w.v, t.d, int32(len(m.lid))
+	d0 := int(m.lid[t.dsw])
+	if d0 == 0 || m.dvl[t.dsw] != t.dvl && t.sl == nil {
+		return 0, false
+	}
+	if !w.sameHops(d, d0, t.col, t.dsw) {
+		return 0, false
+	}
+	if t.sl != nil {
+		for x := int32(0); x < S; x++ {
+			if row := v.r.SL.SrcRow(x); row[d] != row[d0] {
+				return 0, false
+			}
+		}
+	}
+	// The next destination on dsw compares with this one: mostly in the
+	// same block.
+	m.lid[t.dsw] = int32(d)
+	return m.mask[t.dsw], true
+}
+
+// sameHops reports whether every switch but dsw forwards LID d (next
+// hops col) on the channel it forwards d0 on: from the block's columns
+// when d0 is in the walker's block, else from the tables (the same port).
+func (w *walker) sameHops(d, d0 int, col []int32, dsw int32) bool {
+	v, S := w.v, int32(len(col))
+	if w.inBlock && d0 >= w.blk0 {
+		col0 := w.cb[(d0-w.blk0)*int(S):][:S]
+		for x := range S {
+			if col[x] != col0[x] && x != dsw {
+				return false
+			}
+		}
+		return true
+	}
+	for x := range S {
+		if row := v.r.Row(x); row[d] != row[d0] && x != dsw {
+			return false
+		}
+	}
+	return true
+}
+
+// remember keeps t, settled with every source delivered over paths of
+// VLs mask, for same.
+func (w *walker) remember(t *destTree, mask uint32) {
+	v, m := w.v, &w.memo
+	if t.pair || w.cnt != nil || w.own != nil || t.sl == nil && v.r.SL.BySrc != nil {
+		return
+	}
+	if m.lid == nil {
+		S := v.g.NumSwitches()
+		m.lid, m.mask, m.dvl = make([]int32, S), make([]uint32, S), make([]uint32, S)
+	}
+	m.lid[t.dsw], m.mask[t.dsw], m.dvl[t.dsw] = int32(t.d), mask, t.dvl
 }
 
 // ownSources returns the sources on dsw, the switch of a destination

@@ -35,6 +35,9 @@ type walker struct {
 	own     []uint64
 	touched []int64
 	paired  bool     // dest walked a destination pair by pair
+	memo    treeMemo // the trees settled, per destination switch (see same)
+	inBlock bool     // cb holds the block of LIDs from blk0 (see block)
+	blk0    int
 	cnt     []uint16 // per dependency bit, when a State is kept: this walker's destinations setting it
 
 	pairs, deliv, unconn, loops, dead int64
@@ -79,6 +82,8 @@ func (w *walker) block(b int) {
 			transpose(w.sb, S, x, v.r.SL.SrcRow(x)[d0:d0+n])
 		}
 	}
+	w.inBlock, w.blk0 = w.cb != nil, d0
+	defer func() { w.inBlock = false }()
 	for j := 0; j < n; j++ {
 		d := d0 + j
 		if sw, term := v.g.Owner(d); sw < 0 && term < 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/enginetest"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
 )
@@ -20,6 +21,7 @@ var (
 		"clos3-36":    func() (*topo.Topology, error) { return topo.Clos3(36) },
 		"clos3-56":    func() (*topo.Topology, error) { return topo.Clos3(56) },
 		"dragonfly8":  func() (*topo.Topology, error) { return topo.Dragonfly(8, 16, 8, 0) },
+		"random128-8": func() (*topo.Topology, error) { return topo.Random(128, 4, 8, 1) },
 	}
 )
 
@@ -89,3 +91,33 @@ func BenchmarkNueScale_Clos3_r56VerifyK8(b *testing.B) {
 		}
 	}
 }
+
+// benchChain routes and verifies as nuesm route does (routing.RouteChain:
+// the engine, then the verifier with the engine's options, the workers
+// the chain's choice), the figure bench/opensm compares with OpenSM's nue.
+func benchChain(b *testing.B, fab string, k int) {
+	g := benchGraph(b, fab)
+	e, err := routing.Lookup("nue")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer enginetest.ReportCPU(b, enginetest.CPUTime())
+	for i := 0; i < b.N; i++ {
+		res, err := routing.RouteChain(context.Background(), g, []routing.Engine{e}, routing.Options{MaxVLs: k})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res.Report.OK() {
+			b.Fatal("not verified")
+		}
+	}
+}
+
+// The random fabric of bench/opensm (128 switches of degree 4, 8 CAs
+// each, seed 1), route and verify, at 1 and 8 VLs.
+func BenchmarkNueChain_Random128_k1(b *testing.B) { benchChain(b, "random128-8", 1) }
+func BenchmarkNueChain_Random128_k8(b *testing.B) { benchChain(b, "random128-8", 8) }
+func BenchmarkNue_Random128_k1(b *testing.B)      { benchEngine(b, "nue", "random128-8", 1) }
+func BenchmarkNue_Random128_k8(b *testing.B)      { benchEngine(b, "nue", "random128-8", 8) }

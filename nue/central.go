@@ -2,6 +2,7 @@ package nue
 
 import (
 	"context"
+	"math"
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -59,15 +60,26 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 			}
 		}
 	}
-	// Each worker computes the next source's dependencies; they are added
-	// in source order.
-	trees := make([]spTree, parallel.Workers(len(srcs), workers))
-	_ = parallel.Ordered(context.Background(), len(srcs), workers, func(w, i int) {
-		trees[w].build(g, srcs[i])
-		acc.depend(&trees[w])
-	}, func(w, _ int) {
-		acc.add(&trees[w])
-	})
+	// In rounds of up to len(trees) sources: the workers compute the
+	// round's trees, each in its own slot, then they are added in source
+	// order. A round holds many trees on small fabrics, where a source's
+	// work is too short to hand over one at a time.
+	nw := parallel.Workers(len(srcs), workers)
+	if len(srcs)*(S+g.NumChannels()) < minParallelWork {
+		nw = 1
+	}
+	trees := make([]spTree, min(len(srcs), max(nw, treeBudget/treeBytes(g, len(reps)))))
+	for lo := 0; lo < len(srcs); lo += len(trees) {
+		round := srcs[lo:min(lo+len(trees), len(srcs))]
+		_ = parallel.For(context.Background(), len(round), nw, func(_, i int) error {
+			trees[i].build(g, round[i])
+			acc.depend(&trees[i])
+			return nil
+		})
+		for i := range round {
+			acc.add(&trees[i])
+		}
+	}
 	acc.roots(comp, roots)
 	for i, j := range same {
 		if j != i {
@@ -75,6 +87,21 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 		}
 	}
 	return roots
+}
+
+// minParallelWork is the size of centralRoots' searches (sources ×
+// (switches + channels)) below which one goroutine does them all: a
+// fraction of a millisecond, less than what waiting for a second worker
+// costs on a busy machine.
+const minParallelWork = 1 << 18
+
+// treeBudget bounds the memory of the trees centralRoots keeps at a time.
+const treeBudget = 1 << 18
+
+// treeBytes estimates the memory of one spTree of g with dependencies for
+// a layers.
+func treeBytes(g *fabric.Graph, a int) int {
+	return g.NumSwitches()*(4+8+4+4+8*a) + 4*g.NumChannels()
 }
 
 // spTree holds the shortest paths from one source switch: the switches it
@@ -96,6 +123,10 @@ func (t *spTree) build(g *fabric.Graph, s int32) {
 	S := g.NumSwitches()
 	if len(t.dist) < S {
 		t.dist, t.sigma = make([]int32, S), make([]float64, S)
+		// One slot beyond the most entries: the loop stores every
+		// neighbour and keeps it or not.
+		t.order, t.predOff = make([]int32, 0, S+1), make([]int32, 0, S+1)
+		t.pred = make([]int32, 0, g.NumChannels()+1)
 	}
 	dist, sigma := t.dist, t.sigma
 	for i := range dist {
@@ -103,32 +134,39 @@ func (t *spTree) build(g *fabric.Graph, s int32) {
 		sigma[i] = 0
 	}
 	t.src = s
-	order := append(t.order[:0], s)
+	order := t.order[:cap(t.order)]
+	order[0] = s
 	dist[s], sigma[s] = 0, 1
 	// Breadth-first; a switch's predecessors (neighbours one level
 	// closer) are all known when it is dequeued, and so are their path
-	// counts.
+	// counts. Without branches on the neighbours' levels, which are
+	// unpredictable: each neighbour is stored as the next switch found
+	// and as the next predecessor and kept where it is one, and a
+	// non-predecessor adds +0 (its path count masked) to the sum, which
+	// leaves the sum as it is.
 	// (Locals, not t's fields, in the loop: the stores would keep the
 	// compiler from holding them in registers.)
-	predOff, pred := append(t.predOff[:0], 0), t.pred[:0]
+	predOff, pred := append(t.predOff[:0], 0), t.pred[:cap(t.pred)]
 	head, off := g.Head, g.Off
-	for h := 0; h < len(order); h++ {
+	n, m := 1, 0
+	for h := 0; h < n; h++ {
 		u := order[h]
 		du, su := dist[u], sigma[u]
 		for _, v := range head[off[u]:off[u+1]] {
-			switch dist[v] {
-			case -1:
-				dist[v] = du + 1
-				order = append(order, v)
-			case du - 1:
-				su += sigma[v]
-				pred = append(pred, v)
-			}
+			dv := dist[v]
+			isNew := b2i(dv < 0)
+			isPred := b2i(dv == du-1) & b2i(dv >= 0)
+			order[n] = v
+			n += isNew
+			dist[v] = dv + int32(isNew)*(du+1-dv)
+			pred[m] = v
+			m += isPred
+			su += math.Float64frombits(math.Float64bits(sigma[v]) & -uint64(isPred))
 		}
 		sigma[u] = su
-		predOff = append(predOff, int32(len(pred)))
+		predOff = append(predOff, int32(m))
 	}
-	t.order, t.pred, t.predOff = order, pred, predOff
+	t.order, t.pred, t.predOff = order[:n], pred[:m], predOff
 }
 
 // accum accumulates the betweenness of the layers mine (Brandes), side
@@ -172,6 +210,10 @@ func (a *accum) depend(t *spTree) {
 	for _, v := range t.order {
 		clear(delta[int(v)*A : int(v+1)*A])
 	}
+	if A == 1 {
+		t.depend1(a.n[t.act[0]], delta)
+		return
+	}
 	if cap(t.coeff) < A {
 		t.coeff = make([]float64, A)
 	}
@@ -187,6 +229,19 @@ func (a *accum) depend(t *spTree) {
 			for x := range dv {
 				dv[x] += sv * coeff[x]
 			}
+		}
+	}
+}
+
+// depend1 is depend for one layer (n: its destinations per switch), the
+// same operations in the same order without the per-layer loops.
+func (t *spTree) depend1(n, delta []float64) {
+	sigma, order, pred, predOff := t.sigma, t.order, t.pred, t.predOff
+	for i := len(order) - 1; i > 0; i-- {
+		w := order[i]
+		cw := (n[w] + delta[w]) / sigma[w]
+		for _, v := range pred[predOff[i]:predOff[i+1]] {
+			delta[v] += sigma[v] * cw
 		}
 	}
 }

@@ -115,6 +115,7 @@ type radixHeap struct {
 	mask  uint64
 	last  uint64
 	bk    [65][]uint64
+	ne    uint64  // bit b-1: bucket b (1..64) holds entries
 	top   int     // highest bucket that may be non-empty
 	key   []int64 // by switch: the key of its live entry
 	in    []bool  // by switch: has a live entry
@@ -152,9 +153,17 @@ func (rh *radixHeap) push(v int32, k int64) {
 		// backtracking step restarts the search); rebuild around e.
 		rh.rebase(e)
 	}
+	rh.add(e)
+}
+
+// add puts entry e into its bucket.
+func (rh *radixHeap) add(e uint64) {
 	b := rh.bucket(e)
 	rh.bk[b] = append(rh.bk[b], e)
 	rh.top = max(rh.top, b)
+	if b > 0 {
+		rh.ne |= 1 << (b - 1)
+	}
 }
 
 // rebase moves every live entry to the buckets relative to a new, lower
@@ -169,11 +178,9 @@ func (rh *radixHeap) rebase(e uint64) {
 		}
 		rh.bk[b] = rh.bk[b][:0]
 	}
-	rh.last, rh.top = e, 0
+	rh.last, rh.top, rh.ne = e, 0, 0
 	for _, x := range keep {
-		b := rh.bucket(x)
-		rh.bk[b] = append(rh.bk[b], x)
-		rh.top = max(rh.top, b)
+		rh.add(x)
 	}
 }
 
@@ -188,10 +195,8 @@ func (rh *radixHeap) fresh(e uint64) bool {
 func (rh *radixHeap) pop() (int32, bool) {
 	for rh.live > 0 {
 		if len(rh.bk[0]) == 0 {
-			i := 1
-			for len(rh.bk[i]) == 0 {
-				i++
-			}
+			// The lowest non-empty bucket: live > 0, so there is one.
+			i := bits.TrailingZeros64(rh.ne) + 1
 			// Drop the stale entries and find the least; then spread
 			// the rest over the buckets below i.
 			bi, n, m := rh.bk[i], 0, ^uint64(0)
@@ -203,13 +208,13 @@ func (rh *radixHeap) pop() (int32, bool) {
 				}
 			}
 			rh.bk[i] = bi[:0]
+			rh.ne &^= 1 << (i - 1)
 			if n == 0 {
 				continue
 			}
 			rh.last = m
 			for _, x := range bi[:n] {
-				b := rh.bucket(x)
-				rh.bk[b] = append(rh.bk[b], x)
+				rh.add(x)
 			}
 		}
 		n := len(rh.bk[0]) - 1
@@ -235,5 +240,5 @@ func (rh *radixHeap) reset() {
 		}
 		rh.bk[b] = rh.bk[b][:0]
 	}
-	rh.last, rh.top, rh.live = 0, 0, 0
+	rh.last, rh.top, rh.live, rh.ne = 0, 0, 0, 0
 }

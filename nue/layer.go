@@ -94,13 +94,13 @@ type layer struct {
 	newTurn, newTurnCost int64
 	// The sweep (sweep.go): w0 is the initial channel weight and span
 	// the most load any channel carries, as of the current step.
-	w0, span           int64
-	rows               *levelRows // shared; nil: build ownRow as needed
-	ownRow             levelRow
-	ownRowOf           int32
-	lvl                []int32      // scratch of buildRow
-	near               []nearSwitch // scratch of the sweep
-	sweeps, sweepFails int
+	w0, span   int64
+	rows       *levelRows // shared; nil: build ownRow as needed
+	ownRow     levelRow
+	ownRowOf   int32
+	lvl        []int32      // scratch of buildRow
+	near       []nearSwitch // scratch of the sweep
+	sweepCount *sweepCount  // shared by the run's layers
 	// written: the last search's tables and weights are in place
 	// (finishSweep): no write, no inc.
 	written bool
@@ -118,7 +118,7 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, sc *sources,
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),
 		lvl: make([]int32, S), near: make([]nearSwitch, S),
-		stats: LayerStats{Layer: idx, Destinations: len(ds)},
+		stats: LayerStats{Layer: idx, Destinations: len(ds)}, sweepCount: &sweepCount{},
 	}
 }
 
@@ -340,12 +340,17 @@ func (l *layer) resetScratch() {
 func (l *layer) write(d dest, r *lft.Routing) {
 	g := l.g
 	l.members = append(append(l.members[:0], member{d.lid, d.port, d.term}), d.also...)
-	for _, m := range l.members {
-		for v, c := range l.via {
-			if c >= 0 {
-				r.SetPort(int32(v), int(m.lid), g.OutPort[c])
+	// Switch by switch, the members' entries in a row: neighbouring LIDs
+	// (a switch's ports) share its cache lines.
+	for v, c := range l.via {
+		if c >= 0 {
+			p := g.OutPort[c]
+			for _, m := range l.members {
+				r.SetPort(int32(v), int(m.lid), p)
 			}
 		}
+	}
+	for _, m := range l.members {
 		r.SetPort(d.sw, int(m.lid), m.port)
 		r.SL.ByDest[m.lid] = uint8(l.idx)
 	}

@@ -178,15 +178,17 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 		return nil, fmt.Errorf("nue: unknown partition %q, expected %s, %s, %s or %s", how, Auto, RoundRobin, Locality, Switches)
 	}
 	for i := range layers {
-		slices.SortStableFunc(layers[i], func(a, b dest) int {
+		if how == Locality {
+			spreadOrder(layers[i], g.NumSwitches())
+			continue
+		}
+		// LIDs are distinct: (phase, LID) orders fully.
+		slices.SortFunc(layers[i], func(a, b dest) int {
 			if a.phase != b.phase {
 				return int(a.phase) - int(b.phase)
 			}
 			return int(a.lid - b.lid)
 		})
-		if how == Locality {
-			spreadOrder(layers[i], g.NumSwitches())
-		}
 	}
 	return layers, nil
 }
@@ -262,14 +264,14 @@ func bisectSwitches(g *fabric.Graph, weight []int64, k int) []int32 {
 	return part
 }
 
-// spreadOrder reorders the terminal LIDs of one layer (sorted by phase,
-// then LID) so that consecutive destinations lie far apart: their
-// switches in the bit-reversed order of their rank in the layer (the van
-// der Corput sequence), each switch's LIDs together in LID order; switch
-// LIDs stay as they are. In direct networks a layer routed in LID order
-// advances like a wavefront, and the turns its first trees put in use
-// funnel later ones through the same channels (nue/README.md,
-// "Destination order").
+// spreadOrder orders the destinations of one layer by phase, then LID,
+// and then reorders its terminal LIDs so that consecutive destinations lie
+// far apart: their switches in the bit-reversed order of their rank in
+// the layer (the van der Corput sequence), each switch's LIDs together in
+// LID order; switch LIDs last, in LID order. In direct networks a layer
+// routed in LID order advances like a wavefront, and the turns its first
+// trees put in use funnel later ones through the same channels
+// (nue/README.md, "Destination order").
 func spreadOrder(ds []dest, S int) {
 	rank := make([]int32, S)
 	for i := range rank {
@@ -287,15 +289,46 @@ func spreadOrder(ds []dest, S int) {
 	for i, s := range sws {
 		rank[s] = int32(bits.Reverse32(uint32(i)) >> (32 - nb))
 	}
-	slices.SortStableFunc(ds, func(a, b dest) int {
-		if a.phase != b.phase {
-			return int(a.phase) - int(b.phase)
+	// A counting sort by (phase, rank): the keys of phases 0 and 1 are
+	// below 2<<nb, phase 2 has one key. It keeps the order of equal keys,
+	// so the LIDs of a key come in LID order once each phase's LIDs do.
+	if !phasesByLID(ds) {
+		slices.SortFunc(ds, func(a, b dest) int { return int(a.lid - b.lid) })
+	}
+	span := 1 << nb
+	key := func(d dest) int {
+		if d.phase == 2 {
+			return 2 * span
 		}
-		if a.phase == 2 {
-			return 0
+		return int(d.phase)*span + int(rank[d.sw])
+	}
+	start := make([]int, 2*span+2)
+	for _, d := range ds {
+		start[key(d)+1]++
+	}
+	for k := 1; k < len(start); k++ {
+		start[k] += start[k-1]
+	}
+	out := make([]dest, len(ds))
+	for _, d := range ds {
+		k := key(d)
+		out[start[k]] = d
+		start[k]++
+	}
+	copy(ds, out)
+}
+
+// phasesByLID reports whether the LIDs of each phase of ds come in
+// increasing order.
+func phasesByLID(ds []dest) bool {
+	var last [3]int32
+	for _, d := range ds {
+		if d.lid < last[d.phase] {
+			return false
 		}
-		return int(rank[a.sw] - rank[b.sw])
-	})
+		last[d.phase] = d.lid
+	}
+	return true
 }
 
 // groupBySwitch merges, within one layer's destinations (in routing
@@ -306,41 +339,103 @@ func spreadOrder(ds []dest, S int) {
 // last hop, port 0, differs). LMC offsets stay apart so a port's LIDs keep
 // distinct paths.
 func groupBySwitch(ds []dest, terms bool) []dest {
-	type key struct {
-		sw    int32
-		phase uint8
-		job   int32
-		off   uint8
-	}
-	var lead map[key]int // terminal groups (terms)
-	if terms {
-		lead = make(map[key]int, len(ds))
-	}
-	first := make(map[int64]int, len(ds)) // switch<<8 | offset -> first terminal group
+	ix := newGroupIndex(ds)
 	out := make([]dest, 0, len(ds))
 	for _, d := range ds {
-		so := int64(d.sw)<<8 | int64(d.off)
+		so := ix.first(d)
 		if d.term {
 			if terms {
-				k := key{d.sw, d.phase, d.job, d.off}
-				if i, ok := lead[k]; ok {
+				k := ix.lead(d)
+				if i := *k; i >= 0 {
 					out[i].also = append(out[i].also, member{d.lid, d.port, true})
 					continue
 				}
-				lead[k] = len(out)
+				*k = int32(len(out))
 			}
-			if _, ok := first[so]; !ok {
-				first[so] = len(out)
+			if *so < 0 {
+				*so = int32(len(out))
 			}
 			d.also = nil
 			out = append(out, d)
 			continue
 		}
-		if i, ok := first[so]; ok {
+		if i := *so; i >= 0 {
 			out[i].also = append(out[i].also, member{d.lid, 0, false})
 			continue
 		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// groupIndex finds the groups of groupBySwitch: per (switch, LMC offset)
+// the first terminal group, per (switch, phase, job, LMC offset) the
+// terminal group; slots hold an index into its output, -1 for none.
+// Without jobs the slots are arrays, else maps.
+type groupIndex struct {
+	offs     int32 // LMC offsets in ds (max + 1)
+	firsts   []int32
+	leads    []int32 // by (switch·offs + offset)·2 + phase
+	firstMap map[int64]*int32
+	leadMap  map[groupKey]*int32
+}
+
+type groupKey struct {
+	sw    int32
+	phase uint8
+	job   int32
+	off   uint8
+}
+
+func newGroupIndex(ds []dest) *groupIndex {
+	ix := &groupIndex{offs: 1}
+	var sws int32
+	jobs := false
+	for _, d := range ds {
+		sws = max(sws, d.sw+1)
+		ix.offs = max(ix.offs, int32(d.off)+1)
+		jobs = jobs || d.job >= 0 || d.phase == 1
+	}
+	if jobs {
+		ix.firstMap, ix.leadMap = make(map[int64]*int32, len(ds)), make(map[groupKey]*int32, len(ds))
+		return ix
+	}
+	ix.firsts, ix.leads = make([]int32, sws*ix.offs), make([]int32, 2*sws*ix.offs)
+	for i := range ix.firsts {
+		ix.firsts[i] = -1
+	}
+	for i := range ix.leads {
+		ix.leads[i] = -1
+	}
+	return ix
+}
+
+// first returns the slot of d's (switch, LMC offset).
+func (ix *groupIndex) first(d dest) *int32 {
+	if ix.firstMap == nil {
+		return &ix.firsts[d.sw*ix.offs+int32(d.off)]
+	}
+	k := int64(d.sw)<<8 | int64(d.off)
+	p, ok := ix.firstMap[k]
+	if !ok {
+		p = new(int32)
+		*p = -1
+		ix.firstMap[k] = p
+	}
+	return p
+}
+
+// lead returns the slot of d's (switch, phase, job, LMC offset).
+func (ix *groupIndex) lead(d dest) *int32 {
+	if ix.leadMap == nil {
+		return &ix.leads[(d.sw*ix.offs+int32(d.off))*2+int32(d.phase)]
+	}
+	k := groupKey{d.sw, d.phase, d.job, d.off}
+	p, ok := ix.leadMap[k]
+	if !ok {
+		p = new(int32)
+		*p = -1
+		ix.leadMap[k] = p
+	}
+	return p
 }

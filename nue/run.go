@@ -26,8 +26,8 @@ type tuning struct {
 	// relaxWide makes relax take its general path even for one-word
 	// masks.
 	relaxWide bool
-	// After sweepProbe attempts, a layer stops sweeping once more than
-	// one in sweepGiveUp of its sweeps stopped short (see trySweep). Only
+	// After sweepProbe attempts, a run stops sweeping once more than one
+	// in sweepGiveUp of its sweeps stopped short (see trySweep). Only
 	// speed depends on them.
 	sweepProbe, sweepGiveUp int
 	// maxLevelBytes bounds the level rows the layers share (see
@@ -86,7 +86,9 @@ func (rn *run) once(ctx context.Context, conservative bool) (*lft.Routing, *Stat
 	newTurn := 2 * w0
 	radix := rn.radixFits(sc, w0+newTurn)
 	layers := rn.layers(sc, w, conservative)
+	swc := &sweepCount{}
 	for _, l := range layers {
+		l.sweepCount = swc
 		l.newTurnCost = newTurn
 		if radix {
 			l.rh = newRadixHeap(g.NumSwitches())

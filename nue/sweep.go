@@ -232,20 +232,27 @@ func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reach
 	if t.noSweep || l.ti.hs == nil || t.relaxWide || l.newTurn > 0 {
 		return false, nil, 0
 	}
-	// A layer whose sweeps often stop short stops trying (tori; figures:
-	// bench/nue/NOTES.md).
-	if l.sweeps >= t.sweepProbe && l.sweepFails*t.sweepGiveUp > l.sweeps {
+	// A run whose sweeps often stop short stops trying (tori, random
+	// fabrics; figures: bench/nue/NOTES.md). The layers judge together:
+	// they route the same kind of fabric, and a layer of few searches
+	// would spend most of them probing.
+	sc := l.sweepCount
+	if n := sc.tries.Load(); n >= int64(t.sweepProbe) && sc.fails.Load()*int64(t.sweepGiveUp) > n {
 		return false, nil, 0
 	}
-	l.sweeps++
+	sc.tries.Add(1)
 	done, resume, reached = l.sweep(dsw, w)
 	if done {
 		l.stats.Sweeps++
 	} else {
-		l.sweepFails++
+		sc.fails.Add(1)
 	}
 	return done, resume, reached
 }
+
+// sweepCount counts a run's sweeps and those that stopped short, over all
+// its layers (atomic: layers may search side by side).
+type sweepCount struct{ tries, fails atomic.Int64 }
 
 // sweep is the level-by-level search; see trySweep.
 func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {

@@ -100,7 +100,7 @@ func routeChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 	if err := opt.Validate(); err != nil {
 		return res, err
 	}
-	opt = opt.WithDefaults()
+	opt = autoWorkers(g, opt).WithDefaults()
 	var errs []error
 	for _, e := range engines {
 		if err := ctx.Err(); err != nil {
@@ -118,6 +118,30 @@ func routeChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 		}
 	}
 	return res, fmt.Errorf("routing: %w: %w", ErrChainFailed, errors.Join(errs...))
+}
+
+// smallTables is the size of a fabric's tables (switches × LIDs) below
+// which a chain with automatic workers routes and verifies on one
+// goroutine: its engines and verifier then take a few milliseconds, and
+// handing work to a second goroutine and waiting for it costs as much as
+// it saves, or far more on a busy machine, where the second goroutine's
+// thread may wait for a core.
+const smallTables = 1 << 18
+
+// SmallTables reports whether g's tables (switches × LIDs) are small:
+// fewer than 2^18 entries, a routing of a few milliseconds.
+func SmallTables(g *fabric.Graph) bool {
+	return int64(g.NumSwitches())*int64(g.MaxLID()+1) < smallTables
+}
+
+// autoWorkers is opt with one worker when opt leaves the workers to the
+// chain (0) and g's tables are small (SmallTables). Results never depend
+// on the workers.
+func autoWorkers(g *fabric.Graph, opt Options) Options {
+	if opt.Workers == 0 && SmallTables(g) {
+		opt.Workers = 1
+	}
+	return opt
 }
 
 // phase tells opt.Phase, when set, that the chain moves on.

@@ -97,3 +97,20 @@ func TestRouteChainKeepsState(t *testing.T) {
 		t.Fatalf("the same tables against their State: %v, State kept %v", err, next != nil)
 	}
 }
+
+// TestAutoWorkers: a chain left to choose its workers routes small
+// fabrics on one goroutine, larger ones on all; a count given stays.
+func TestAutoWorkers(t *testing.T) {
+	tp, err := topo.Random(128, 4, 8, 1)
+	small := dlGraph(t, tp, err) // 128 switches × 1,153 LIDs
+	tp, err = topo.Torus([]int{8, 8, 8}, 4, false)
+	large := dlGraph(t, tp, err) // 512 × 2,561
+	for _, c := range []struct {
+		g        *fabric.Graph
+		in, want int
+	}{{small, 0, 1}, {small, 3, 3}, {large, 0, 0}, {large, 1, 1}} {
+		if got := autoWorkers(c.g, Options{Workers: c.in}).Workers; got != c.want {
+			t.Errorf("%d switches, workers %d: got %d, want %d", c.g.NumSwitches(), c.in, got, c.want)
+		}
+	}
+}

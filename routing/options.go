@@ -24,7 +24,8 @@ type Options struct {
 	// fat-tree): a node GUID ("0x0002c90000000001") or a node description.
 	// Empty lets the engine choose.
 	Root string
-	// Workers bounds the goroutines an engine uses (0 = GOMAXPROCS).
+	// Workers bounds the goroutines an engine uses (0 = GOMAXPROCS; a
+	// chain routes and verifies small fabrics on one, see SmallTables).
 	// Results never depend on it.
 	Workers int
 	// Progress, when set, is called now and then with the units done and

@@ -560,7 +560,8 @@ run_ours() {
     # the tables as written, read back by `nuesm verify` like OpenSM's
     # (the route command verified them in memory before writing)
     local o=$run/out vrc=0
-    "$nuesm" verify "$fabric" "$o/opensm-lfts.dump" --sl "$o/nuesm.sl" --sl2vl "$o/opensm-sl2vl.dump" --vls "$vls" \
+    # (OpenSM's LFT dump with the SL and SL2VL files nuesm route writes)
+    "$nuesm" verify "$fabric" "$o/opensm-lfts.dump" --sl "$o/nuesm.sl" --sl2vl "$o/nuesm.sl2vl" --vls "$vls" \
       > "$run/verify.txt" 2>&1 || vrc=$?
     { echo "verify_exit=$vrc"; sed -n 's/^verdict: *\([A-Z]*\).*/verify=\1/p' "$run/verify.txt"; } >> "$run/kv"
   else

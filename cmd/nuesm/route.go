@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"text/tabwriter"
 	"time"
 
@@ -146,6 +148,13 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	l, err := loadGraph(stderr, args, rf.useDefault)
 	if err != nil {
 		return err
+	}
+	if routing.SmallTables(l.Graph) && os.Getenv("GOGC") == "" {
+		// A small fabric's routing allocates a few MB: with the
+		// runtime's default it would collect every few MB, and each
+		// collection waits for every thread, a long wait on a busy
+		// machine. The whole run stays within tens of MB.
+		debug.SetGCPercent(800)
 	}
 	params, err := paramFlags(rf.params)
 	if err != nil {
