@@ -206,6 +206,7 @@ func schedule(layers []*layer, sched Schedule) []step {
 		}
 	}
 	var steps []step
+	var one []stepDest // backing of the one-destination steps
 	for p, ph := range phases {
 		rounds := 0
 		for _, ds := range ph {
@@ -236,10 +237,20 @@ func schedule(layers []*layer, sched Schedule) []step {
 				steps = append(steps, st)
 			}
 		default:
+			if one == nil {
+				n := 0
+				for _, ds := range phases {
+					for _, d := range ds {
+						n += len(d)
+					}
+				}
+				one = make([]stepDest, 0, n)
+			}
 			for i := 0; i < rounds; i++ {
 				for j := range ph {
 					if a, ok := at(j, i); ok {
-						steps = append(steps, step{a})
+						one = append(one, a)
+						steps = append(steps, one[len(one)-1:len(one):len(one)])
 					}
 				}
 			}
