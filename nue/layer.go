@@ -114,7 +114,7 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, sc *sources,
 	S := g.NumSwitches()
 	return &layer{
 		idx: idx, g: g, ti: ti, comp: sc.comp, compSrc: sc.compSrc, own: sc.own, jobOwn: sc.jobOwn, src: sc.src, dests: ds,
-		ut: newUsedTurns(ti, seq),
+		ut:   newUsedTurns(ti, seq),
 		dist: make([]int64, S), via: make([]int32, S), settled: make([]bool, S), usedOffer: make([]bool, S),
 		indeg: make([]int32, S), load: make([]int64, S), queue: make([]int32, 0, S),
 		lvl: make([]int32, S), near: make([]nearSwitch, S),
