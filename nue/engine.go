@@ -205,8 +205,12 @@ func schedule(layers []*layer, sched Schedule) []step {
 			i = e
 		}
 	}
-	var steps []step
 	var one []stepDest // backing of the one-destination steps
+	total := 0
+	for _, l := range layers {
+		total += len(l.dests)
+	}
+	steps := make([]step, 0, total)
 	for p, ph := range phases {
 		rounds := 0
 		for _, ds := range ph {
@@ -238,13 +242,7 @@ func schedule(layers []*layer, sched Schedule) []step {
 			}
 		default:
 			if one == nil {
-				n := 0
-				for _, ds := range phases {
-					for _, d := range ds {
-						n += len(d)
-					}
-				}
-				one = make([]stepDest, 0, n)
+				one = make([]stepDest, 0, total)
 			}
 			for i := 0; i < rounds; i++ {
 				for j := range ph {

@@ -130,8 +130,7 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 		// LIDs: without SAR the sequential schedule, which takes the
 		// layers' i-th destinations in turn, then routes the terminal
 		// LIDs in LID order.
-		sorted := append([]dest(nil), ds...)
-		sortDests(sorted, func(a, b dest) int {
+		termsFirst := func(a, b dest) int {
 			if sa, sb := a.term, b.term; sa != sb {
 				if sa {
 					return -1
@@ -139,7 +138,13 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 				return 1
 			}
 			return int(a.lid - b.lid)
-		})
+		}
+		// destinations lists them in this order: read ds as it is then.
+		sorted := ds
+		if !slices.IsSortedFunc(ds, termsFirst) {
+			sorted = append([]dest(nil), ds...)
+			slices.SortFunc(sorted, termsFirst)
+		}
 		// Each layer's share, counted first: one allocation per layer.
 		size := make([]int, k)
 		nt := 0
