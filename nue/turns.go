@@ -110,9 +110,10 @@ type usedTurns struct {
 // ordered as in seq (nil: by index).
 func newUsedTurns(ti *turnIndex, seq []int32) *usedTurns {
 	C := ti.g.NumChannels()
+	list := make([]int32, 2*C)
 	u := &usedTurns{
 		ti: ti, state: make([]uint8, ti.numTurns()),
-		next: make([]int32, C), prev: make([]int32, C),
+		next: list[:C:C], prev: list[C:],
 		cb: make([]uint64, C*(1+3*ti.words)), stride: 1 + 3*ti.words,
 	}
 	if seq == nil {
