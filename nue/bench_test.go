@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/enginetest"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -138,20 +138,10 @@ func corpusGraph(b *testing.B, name string) *fabric.Graph {
 		return g.(*fabric.Graph)
 	}
 	file := filepath.Join("..", "..", "shared", "corpus", "ibnetdiscover", name+".topo")
-	res, err := ibnetdiscover.ParseFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 		b.Skipf("SKIPPING: %s absent (../shared not there)", file)
 	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := res.Fabric.AssignLIDs(0); err != nil {
-		b.Fatal(err)
-	}
-	g, err := fabric.Compile(res.Fabric)
-	if err != nil {
-		b.Fatal(err)
-	}
+	g := compileDump(b, file)
 	benchOnce.Store("corpus/"+name, g)
 	return g
 }
