@@ -17,7 +17,7 @@ var passesParam = routing.Param{Name: "passes", Doc: fmt.Sprintf("Nue passes of 
 
 // spreadParam switches sar-nue's spreading of job destinations' paths
 // (spread) on or off.
-var spreadParam = routing.Param{Name: "spread", Doc: "spread each job destination's paths over several channels after routing: on (default) or off", Values: []string{"on", "off"}}
+var spreadParam = routing.Param{Name: "spread", Doc: "spread each job destination's paths over several channels after routing: on (default), off, or all (also every terminal's paths when no job runs)", Values: []string{"on", "off", "all"}}
 
 // Params lists sar-nue's parameters: Nue's, passes and spread
 // (routing.Configurable).
@@ -41,17 +41,17 @@ func (e NueEngine) Configure(kv map[string]string) (routing.Engine, error) {
 		kv = maps.Clone(kv)
 		delete(kv, passesParam.Name)
 	}
-	noSpread := e.NoSpread
+	noSpread, all := e.NoSpread, e.SpreadAll
 	if v, ok := kv[spreadParam.Name]; ok {
-		if v != "on" && v != "off" {
+		if v != "on" && v != "off" && v != "all" {
 			return nil, &routing.ParamError{Engine: "sar-nue", Name: spreadParam.Name, Value: v, Accepted: spreadParam.Values}
 		}
-		noSpread = v == "off"
+		noSpread, all = v == "off", v == "all"
 		kv = maps.Clone(kv)
 		delete(kv, spreadParam.Name)
 	}
 	return configure("sar-nue", e.Config, kv, nue.ParseConfig, func(c nue.Config) routing.Engine {
-		return NueEngine{Config: c, Passes: passes, NoSpread: noSpread}
+		return NueEngine{Config: c, Passes: passes, NoSpread: noSpread, SpreadAll: all}
 	})
 }
 

@@ -24,6 +24,10 @@ type NueEngine struct {
 	// NoSpread leaves out the local search that spreads one job
 	// destination's paths over several channels (see spread).
 	NoSpread bool
+	// SpreadAll spreads every terminal's paths when no job runs, as if
+	// all terminals formed one job: all-to-all balance without jobs.
+	// With jobs it changes nothing.
+	SpreadAll bool
 }
 
 // DefaultPasses is sar-nue's default number of passes of its job-aware
@@ -66,12 +70,37 @@ func (e NueEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Optio
 			return r, err
 		}
 	}
+	if len(opt.Jobs) == 0 && e.SpreadAll && post != nil {
+		// One destination-based tree per destination puts all of its
+		// sources' paths on one channel into its switch wherever the
+		// fabric offers several (a leaf that lost an uplink, a torus):
+		// spreading every terminal's paths relieves that without jobs.
+		r, err := base.Route(ctx, g, opt)
+		if err != nil {
+			return nil, err
+		}
+		r.Engine = "sar-nue"
+		o := opt
+		o.Jobs = []routing.Job{allTerminals(g)}
+		return post(ctx, g, r, o)
+	}
 	return route(ctx, g, opt, "sar-nue", func(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
 		if !opt.SAR {
 			return base.Route(ctx, g, opt)
 		}
 		return base.RouteRefined(ctx, g, opt, passes)
 	}, post)
+}
+
+// allTerminals is one job of every terminal attached to a switch.
+func allTerminals(g *fabric.Graph) routing.Job {
+	all := routing.Job{ID: "all"}
+	for t := range g.Terms {
+		if g.Terms[t].Switch >= 0 {
+			all.Terms = append(all.Terms, int32(t))
+		}
+	}
+	return all
 }
 
 // DFSSSPEngine is "sar-dfsssp": DFSSSP with scheduling awareness, as the

@@ -45,10 +45,12 @@ run() { # name, gen args, engines
     echo "Plots: [shift]($name/fip-shift.svg), [uniform]($name/fip-uniform.svg); data: [$name/fip.csv]($name/fip.csv)."
   } >> "$out"
 }
-run fattree-4-3 "fattree --k 4 --n 3" nue,dfsssp,updn,minhop,ftree
+# sar-nue:spread=all: Nue's tables with every terminal's paths spread
+# over parallel channels after routing (sar/spread.go; no jobs here).
+run fattree-4-3 "fattree --k 4 --n 3" nue,sar-nue:spread=all,dfsssp,updn,minhop,ftree
 # nue:share=switchlid: Nue with one search per LID, which auto gives up in
 # direct networks (see NOTES.md).
-run torus-4x4x4 "torus --dims 4x4x4 --hosts 2" nue,nue:share=switchlid,dfsssp,updn,minhop,dor,lash
+run torus-4x4x4 "torus --dims 4x4x4 --hosts 2" nue,nue:share=switchlid,sar-nue:spread=all,dfsssp,updn,minhop,dor,lash
 # Hand-written reading of the figures, kept beside the script.
 if [ -f bench/fip/NOTES.md ]; then
   { echo; cat bench/fip/NOTES.md; } >> "$out"
