@@ -392,10 +392,13 @@ func (v *verifier) csr(rep *Report) *CSR {
 	V := v.V
 	rep.EdgesPerVL = make([]int, V)
 	n := v.g.NumChannels() * V
-	g := &CSR{Off: make([]int32, n+1)}
+	// Counts go to off[from+2], so that after the prefix sums off[from+1]
+	// is where from's successors start, and filling them moves it on to
+	// where they end: off[:n+1] is then the CSR's offsets, with no copy.
+	off := make([]int32, n+2)
 	var m int64
 	v.eachEdge(func(from, _ int32, vl1, vl2 int) {
-		g.Off[from+1]++
+		off[from+2]++
 		m++
 		if vl1 == vl2 {
 			rep.EdgesPerVL[vl1]++
@@ -407,15 +410,15 @@ func (v *verifier) csr(rep *Report) *CSR {
 		panic(fmt.Sprintf("cdg: %d dependencies exceed the int32 CSR limit", m))
 	}
 	rep.CDGEdges = int(m)
-	for i := 0; i < n; i++ {
-		g.Off[i+1] += g.Off[i]
+	for i := 2; i < n+2; i++ {
+		off[i] += off[i-1]
 	}
-	g.Adj = make([]int32, m)
-	fill := slices.Clone(g.Off[:n])
+	g := &CSR{Adj: make([]int32, m)}
 	v.eachEdge(func(from, to int32, _, _ int) {
-		g.Adj[fill[from]] = to
-		fill[from]++
+		g.Adj[off[from+1]] = to
+		off[from+1]++
 	})
+	g.Off = off[:n+1]
 	return g
 }
 

@@ -2,6 +2,10 @@ package nue
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -96,7 +100,10 @@ func BenchmarkNueScale_Clos3_r56VerifyK8(b *testing.B) {
 // the engine, then the verifier with the engine's options, the workers
 // the chain's choice), the figure bench/opensm compares with OpenSM's nue.
 func benchChain(b *testing.B, fab string, k int) {
-	g := benchGraph(b, fab)
+	benchChainGraph(b, benchGraph(b, fab), k)
+}
+
+func benchChainGraph(b *testing.B, g *fabric.Graph, k int) {
 	e, err := routing.Lookup("nue")
 	if err != nil {
 		b.Fatal(err)
@@ -121,3 +128,37 @@ func BenchmarkNueChain_Random128_k1(b *testing.B) { benchChain(b, "random128-8",
 func BenchmarkNueChain_Random128_k8(b *testing.B) { benchChain(b, "random128-8", 8) }
 func BenchmarkNue_Random128_k1(b *testing.B)      { benchEngine(b, "nue", "random128-8", 1) }
 func BenchmarkNue_Random128_k8(b *testing.B)      { benchEngine(b, "nue", "random128-8", 8) }
+
+// corpusGraph is a sample dump of ../shared/corpus, compiled once, LIDs
+// assigned where the dump has none (as nuesm route does); the benchmark
+// is skipped when the corpus is absent.
+func corpusGraph(b *testing.B, name string) *fabric.Graph {
+	b.Helper()
+	if g, ok := benchOnce.Load("corpus/" + name); ok {
+		return g.(*fabric.Graph)
+	}
+	file := filepath.Join("..", "..", "shared", "corpus", "ibnetdiscover", name+".topo")
+	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		b.Skipf("SKIPPING: %s absent (../shared not there)", file)
+	}
+	g := compileDump(b, file)
+	benchOnce.Store("corpus/"+name, g)
+	return g
+}
+
+// The corpus fabrics of bench/opensm whose routing OpenSM's log resolves
+// (milliseconds): the k=4 fat tree (80 switches) and the 8-switch
+// cluster, route and verify at 1 and 8 VLs. Their time is mostly fixed
+// costs (set-up per layer, per VL, per run).
+func BenchmarkNueChain_FatTreeK4_k1(b *testing.B) {
+	benchChainGraph(b, corpusGraph(b, "fattree-k4-n3-80sw-128ca"), 1)
+}
+func BenchmarkNueChain_FatTreeK4_k8(b *testing.B) {
+	benchChainGraph(b, corpusGraph(b, "fattree-k4-n3-80sw-128ca"), 8)
+}
+func BenchmarkNueChain_Cluster8_k1(b *testing.B) {
+	benchChainGraph(b, corpusGraph(b, "hpc-cluster-2014-8sw-144ca"), 1)
+}
+func BenchmarkNueChain_Cluster8_k8(b *testing.B) {
+	benchChainGraph(b, corpusGraph(b, "hpc-cluster-2014-8sw-144ca"), 8)
+}

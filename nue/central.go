@@ -68,6 +68,18 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 	if len(srcs)*(S+g.NumChannels()) < minParallelWork {
 		nw = 1
 	}
+	if nw == 1 {
+		// One worker: one tree, built, accumulated and reused source
+		// after source (the sums in the same order as by rounds).
+		var t spTree
+		for _, s := range srcs {
+			t.build(g, s)
+			acc.depend(&t)
+			acc.add(&t)
+		}
+		acc.roots(comp, roots)
+		return sameRoots(roots, same)
+	}
 	trees := make([]spTree, min(len(srcs), max(nw, treeBudget/treeBytes(g, len(reps)))))
 	for lo := 0; lo < len(srcs); lo += len(trees) {
 		round := srcs[lo:min(lo+len(trees), len(srcs))]
@@ -81,6 +93,11 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 		}
 	}
 	acc.roots(comp, roots)
+	return sameRoots(roots, same)
+}
+
+// sameRoots gives every layer the roots of its class's representative.
+func sameRoots(roots [][]int32, same []int) [][]int32 {
 	for i, j := range same {
 		if j != i {
 			roots[i] = slices.Clone(roots[j])

@@ -205,7 +205,12 @@ func schedule(layers []*layer, sched Schedule) []step {
 			i = e
 		}
 	}
-	var steps []step
+	var one []stepDest // backing of the one-destination steps
+	total := 0
+	for _, l := range layers {
+		total += len(l.dests)
+	}
+	steps := make([]step, 0, total)
 	for p, ph := range phases {
 		rounds := 0
 		for _, ds := range ph {
@@ -236,10 +241,14 @@ func schedule(layers []*layer, sched Schedule) []step {
 				steps = append(steps, st)
 			}
 		default:
+			if one == nil {
+				one = make([]stepDest, 0, total)
+			}
 			for i := 0; i < rounds; i++ {
 				for j := range ph {
 					if a, ok := at(j, i); ok {
-						steps = append(steps, step{a})
+						one = append(one, a)
+						steps = append(steps, one[len(one)-1:len(one):len(one)])
 					}
 				}
 			}

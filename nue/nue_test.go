@@ -174,17 +174,7 @@ func TestCorpus(t *testing.T) {
 		t.Skipf("SKIPPING: no sample dumps in %s (../shared absent)", dir)
 	}
 	for _, file := range files {
-		res, err := ibnetdiscover.ParseFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := res.Fabric.AssignLIDs(0); err != nil {
-			t.Fatal(err)
-		}
-		g, err := fabric.Compile(res.Fabric)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := compileDump(t, file)
 		for _, k := range []int{1, 2, 4, 8} {
 			verify(t, filepath.Base(file), g, k, nil)
 		}
@@ -585,4 +575,22 @@ func TestSpreadOrder(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("order %v, want %v", got, want)
 	}
+}
+
+// compileDump parses an ibnetdiscover dump, assigns LIDs where it has
+// none and compiles it.
+func compileDump(tb testing.TB, file string) *fabric.Graph {
+	tb.Helper()
+	res, err := ibnetdiscover.ParseFile(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := res.Fabric.AssignLIDs(0); err != nil {
+		tb.Fatal(err)
+	}
+	g, err := fabric.Compile(res.Fabric)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
 }

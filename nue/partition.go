@@ -38,7 +38,13 @@ type member struct {
 // LID order, with their phases (see dest). jobOf (per terminal, -1 = no
 // job) is nil without SAR. It fails on unassigned LIDs.
 func destinations(g *fabric.Graph, jobOf []int32) ([]dest, error) {
-	var terms, sws []dest
+	nt := 0
+	for _, t := range g.Terms {
+		if t.Switch >= 0 {
+			nt += 1 << t.LMC
+		}
+	}
+	terms, sws := make([]dest, 0, nt), make([]dest, 0, g.NumSwitches())
 	for ti, t := range g.Terms {
 		if t.Switch < 0 {
 			continue // cabled to a CA: no switch can reach it
@@ -65,10 +71,8 @@ func destinations(g *fabric.Graph, jobOf []int32) ([]dest, error) {
 			sws = append(sws, dest{lid: int32(p.LID) + int32(l), sw: s, job: -1, phase: 2, off: uint8(l)})
 		}
 	}
-	byLID := func(a, b dest) int { return int(a.lid - b.lid) }
-	slices.SortFunc(terms, byLID)
-	slices.SortFunc(sws, byLID)
-	return append(terms, sws...), nil
+	all := byLID(terms, make([]dest, 0, len(terms)+len(sws)))
+	return byLID(sws, all), nil
 }
 
 // Partition names a way to spread destinations over layers.
@@ -126,8 +130,7 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 		// LIDs: without SAR the sequential schedule, which takes the
 		// layers' i-th destinations in turn, then routes the terminal
 		// LIDs in LID order.
-		sorted := append([]dest(nil), ds...)
-		slices.SortFunc(sorted, func(a, b dest) int {
+		termsFirst := func(a, b dest) int {
 			if sa, sb := a.term, b.term; sa != sb {
 				if sa {
 					return -1
@@ -135,7 +138,25 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 				return 1
 			}
 			return int(a.lid - b.lid)
-		})
+		}
+		// destinations lists them in this order: read ds as it is then.
+		sorted := ds
+		if !slices.IsSortedFunc(ds, termsFirst) {
+			sorted = append([]dest(nil), ds...)
+			slices.SortFunc(sorted, termsFirst)
+		}
+		// Each layer's share, counted first: one allocation per layer.
+		size := make([]int, k)
+		nt := 0
+		for _, d := range sorted {
+			if d.term {
+				nt++
+			}
+		}
+		for j := range size {
+			size[j] = (nt+k-1-j)/k + (len(sorted)-nt+k-1-j)/k
+			layers[j] = make([]dest, 0, size[j])
+		}
 		for i, n := 0, 0; i < len(sorted); i, n = i+1, n+1 {
 			if i > 0 && sorted[i].term != sorted[i-1].term {
 				n = 0
@@ -183,7 +204,7 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 			continue
 		}
 		// LIDs are distinct: (phase, LID) orders fully.
-		slices.SortFunc(layers[i], func(a, b dest) int {
+		sortDests(layers[i], func(a, b dest) int {
 			if a.phase != b.phase {
 				return int(a.phase) - int(b.phase)
 			}
@@ -438,4 +459,44 @@ func (ix *groupIndex) lead(d dest) *int32 {
 		ix.leadMap[k] = p
 	}
 	return p
+}
+
+// sortDests sorts ds by cmp, a full order, skipping the sort when ds is
+// in order already (switches list their ports in LID order, and
+// destinations hands partition its list sorted).
+func sortDests(ds []dest, cmp func(a, b dest) int) {
+	if !slices.IsSortedFunc(ds, cmp) {
+		slices.SortFunc(ds, cmp)
+	}
+}
+
+// byLID appends ds in LID order to out: placed by LID when the LIDs are
+// distinct (a compiled fabric's are), else sorted.
+func byLID(ds []dest, out []dest) []dest {
+	lo, hi := int32(1<<30), int32(-1)
+	for _, d := range ds {
+		lo, hi = min(lo, d.lid), max(hi, d.lid)
+	}
+	sorted := func() []dest {
+		n := len(out)
+		out = append(out, ds...)
+		slices.SortFunc(out[n:], func(a, b dest) int { return int(a.lid - b.lid) })
+		return out
+	}
+	if len(ds) == 0 || int(hi-lo) > 4*len(ds)+64 {
+		return sorted()
+	}
+	slot := make([]int32, hi-lo+1)
+	for i, d := range ds {
+		if slot[d.lid-lo] != 0 {
+			return sorted()
+		}
+		slot[d.lid-lo] = int32(i) + 1
+	}
+	for _, i := range slot {
+		if i != 0 {
+			out = append(out, ds[i-1])
+		}
+	}
+	return out
 }

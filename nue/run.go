@@ -87,10 +87,22 @@ func (rn *run) once(ctx context.Context, conservative bool) (*lft.Routing, *Stat
 	radix := rn.radixFits(sc, w0+newTurn)
 	layers := rn.layers(sc, w, conservative)
 	swc := &sweepCount{}
+	var shared *radixHeap
 	for _, l := range layers {
 		l.sweepCount = swc
 		l.newTurnCost = newTurn
-		if radix {
+		switch {
+		case !radix:
+			l.nh = newNodeHeap(g.NumSwitches())
+		case rn.opt.Workers == 1:
+			// One goroutine searches for every layer, one search at a
+			// time, and each search starts with an empty queue: one
+			// queue serves them all.
+			if shared == nil {
+				shared = newRadixHeap(g.NumSwitches())
+			}
+			l.rh = shared
+		default:
 			l.rh = newRadixHeap(g.NumSwitches())
 		}
 	}
@@ -198,15 +210,7 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 	for i, lds := range parts {
 		covers[i] = lds
 		if !conservative {
-			var terms []dest
-			for _, d := range lds {
-				if d.term {
-					terms = append(terms, d)
-				}
-			}
-			if len(terms) > 0 {
-				covers[i] = terms
-			}
+			covers[i] = termDests(lds)
 		}
 	}
 	allRoots := centralRoots(g, covers, sc.comp, rn.opt.Workers)
@@ -424,4 +428,29 @@ func (rd *rounds) switchLIDs(ctx context.Context, lists [][]dest) (bool, error) 
 		return false, fmt.Errorf("nue: %w", err)
 	}
 	return !failed.Load(), nil
+}
+
+// termDests is the terminal LIDs of lds, or lds when it has none: a
+// prefix of lds when they come first (partition's order), else a copy.
+func termDests(lds []dest) []dest {
+	n, prefix := 0, true
+	for i, d := range lds {
+		if d.term {
+			n++
+			prefix = prefix && n == i+1
+		}
+	}
+	switch {
+	case n == 0:
+		return lds
+	case prefix:
+		return lds[:n:n]
+	}
+	terms := make([]dest, 0, n)
+	for _, d := range lds {
+		if d.term {
+			terms = append(terms, d)
+		}
+	}
+	return terms
 }

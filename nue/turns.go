@@ -97,7 +97,7 @@ type usedTurns struct {
 	cb     []uint64
 	stride int
 
-	// search scratch
+	// search scratch, allocated when first needed
 	markF, markB          []uint32
 	stamp                 uint32
 	stack, stackB, dF, dB []int32
@@ -110,11 +110,11 @@ type usedTurns struct {
 // ordered as in seq (nil: by index).
 func newUsedTurns(ti *turnIndex, seq []int32) *usedTurns {
 	C := ti.g.NumChannels()
+	list := make([]int32, 2*C)
 	u := &usedTurns{
 		ti: ti, state: make([]uint8, ti.numTurns()),
-		next: make([]int32, C), prev: make([]int32, C),
+		next: list[:C:C], prev: list[C:],
 		cb: make([]uint64, C*(1+3*ti.words)), stride: 1 + 3*ti.words,
-		markF: make([]uint32, C), markB: make([]uint32, C),
 	}
 	if seq == nil {
 		seq = make([]int32, C)
@@ -288,6 +288,11 @@ func (u *usedTurns) insert(a, b int32) bool {
 		return false
 	}
 	g := u.ti.g
+	if u.markF == nil {
+		// The search's marks, at its first use: a layer whose turns all
+		// insert in order (fat trees) never searches.
+		u.markF, u.markB = make([]uint32, len(u.next)), make([]uint32, len(u.next))
+	}
 	u.stamp++
 	if u.stamp == 0 { // wrapped: old marks could pass for new ones
 		clear(u.markF)
