@@ -7,29 +7,17 @@ import (
 )
 
 // topoOrder returns a position per vertex of the acyclic g in a
-// topological order (Kahn).
+// topological order (KahnOrder).
 func topoOrder(g *CSR) []int32 {
-	n := g.NumVertices()
-	indeg := make([]int32, n)
-	for _, w := range g.Adj {
-		indeg[w]++
-	}
-	queue := make([]int32, 0, n)
-	for v := range int32(n) {
-		if indeg[v] == 0 {
-			queue = append(queue, v)
-		}
-	}
-	ord := make([]int32, n)
-	for i := 0; i < len(queue); i++ {
-		v := queue[i]
-		ord[v] = int32(i)
+	ord := make([]int32, g.NumVertices())
+	KahnOrder(ord, func(v int32, fn func(int32) bool) bool {
 		for _, w := range g.Succ(v) {
-			if indeg[w]--; indeg[w] == 0 {
-				queue = append(queue, w)
+			if !fn(w) {
+				return false
 			}
 		}
-	}
+		return true
+	})
 	return ord
 }
 
