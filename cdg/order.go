@@ -35,12 +35,7 @@ type orderer struct {
 	deps    []uint64 // the CDG's dependency bits
 	ord     []int32
 	pending []uint64 // added dependencies not yet inserted
-	seen    []uint32 // per vertex: stamp of the search that visited it
-	stamp   uint32
-	fwd     []int32
-	bwd     []int32
-	stack   []int32
-	pool    []int32
+	pk      *PK
 }
 
 func newOrderer(st *State) *orderer {
@@ -55,7 +50,7 @@ func (o *orderer) insertAll(added []int64) bool {
 		return true
 	}
 	o.pending = make([]uint64, len(o.deps))
-	o.seen = make([]uint32, len(o.ord))
+	o.pk = NewPK(len(o.ord))
 	for _, b := range added {
 		o.pending[b>>6] |= 1 << (b & 63)
 	}
@@ -78,54 +73,20 @@ func (o *orderer) live(b int64) bool {
 
 // insert adds x -> y, reporting false when it closes a cycle.
 func (o *orderer) insert(x, y int32) bool {
-	lb, ub := o.ord[y], o.ord[x]
-	if lb > ub {
-		return true
-	}
-	o.stamp += 2
-	cycle := false
-	// Forward from y, within positions below x's; reaching x closes a cycle.
-	o.fwd = o.search(o.fwd, y, o.stamp, o.succ, func(z int32) bool {
-		cycle = cycle || z == x
-		return o.ord[z] < ub
-	})
-	if cycle {
-		return false
-	}
-	// Backward from x, within positions above y's.
-	o.bwd = o.search(o.bwd, x, o.stamp+1, o.pred, func(z int32) bool { return o.ord[z] > lb })
-	o.pool = ReorderPK(o.ord, o.fwd, o.bwd, o.pool)
-	return true
+	return o.pk.Insert(o.ord, x, y, o.succ, o.pred)
 }
 
-// search returns in out the vertices reachable from s through next
-// whose positions keep accepts, marking them with stamp.
-func (o *orderer) search(out []int32, s int32, stamp uint32, next func(int32, func(int32)), keep func(int32) bool) []int32 {
-	out, o.stack = out[:0], append(o.stack[:0], s)
-	o.seen[s] = stamp
-	for len(o.stack) > 0 {
-		w := o.stack[len(o.stack)-1]
-		o.stack = o.stack[:len(o.stack)-1]
-		out = append(out, w)
-		next(w, func(z int32) {
-			if o.seen[z] != stamp && keep(z) {
-				o.seen[z] = stamp
-				o.stack = append(o.stack, z)
-			}
-		})
-	}
-	return out
-}
-
-// succ calls fn with every successor of vertex w in the CDG.
-func (o *orderer) succ(w int32, fn func(int32)) {
+// succ calls fn with every successor of vertex w in the CDG until fn
+// returns false, and reports whether it never did.
+func (o *orderer) succ(w int32, fn func(int32) bool) bool {
 	c, vl := int64(w)/o.V, int64(w)%o.V
 	h := o.g.Head[c]
 	for k := range int64(o.g.Degree(h)) {
-		if o.live((o.tbase[c]+k)*o.V + vl) {
-			fn(int32((int64(o.g.Off[h])+k)*o.V + vl))
+		if o.live((o.tbase[c]+k)*o.V+vl) && !fn(int32((int64(o.g.Off[h])+k)*o.V+vl)) {
+			return false
 		}
 	}
+	return true
 }
 
 // pred calls fn with every predecessor of vertex w in the CDG: the
