@@ -8,10 +8,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -113,10 +113,12 @@ func readTopLIDs(ctx context.Context, run *runner, g *fabric.Graph, r *lft.Routi
 	for s, id := range g.Switches {
 		idx[g.F.Nodes[id].GUID] = int32(s)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(tops))
-	sem := make(chan struct{}, 3) // ibsim serves at most 10 clients at once
-	for i, t := range tops {
+	type get struct {
+		t blockTop
+		s int32
+	}
+	var gets []get
+	for _, t := range tops {
 		s, ok := idx[t.guid]
 		if !ok || t.lid > r.MaxLID() {
 			continue
@@ -127,30 +129,31 @@ func readTopLIDs(ctx context.Context, run *runner, g *fabric.Graph, r *lft.Routi
 				continue
 			}
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out, err := run.run(ctx, "smpdump", "-D", t.path, "0x19", strconv.Itoa(t.lid/lft.BlockSize))
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			f := strings.Fields(string(out))
-			if len(f) == 0 || len(f[0]) != 4 {
-				errs[i] = fmt.Errorf("smpdump -D %s 0x19: unexpected answer %q", t.path, clip(out))
-				return
-			}
-			v, err := strconv.ParseUint(f[0][:2], 16, 8)
-			if err != nil {
-				errs[i] = fmt.Errorf("smpdump -D %s 0x19: %w", t.path, err)
-				return
-			}
-			r.SetPort(s, t.lid, uint8(v))
-		}()
+		gets = append(gets, get{t, s})
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	// A few at once: ibsim serves at most 10 clients.
+	errs := make([]error, len(gets))
+	err := parallel.For(ctx, len(gets), 3, func(_, i int) error {
+		t, s := gets[i].t, gets[i].s
+		out, err := run.run(ctx, "smpdump", "-D", t.path, "0x19", strconv.Itoa(t.lid/lft.BlockSize))
+		if err != nil {
+			errs[i] = err
+			return nil
+		}
+		f := strings.Fields(string(out))
+		if len(f) == 0 || len(f[0]) != 4 {
+			errs[i] = fmt.Errorf("smpdump -D %s 0x19: unexpected answer %q", t.path, clip(out))
+			return nil
+		}
+		v, err := strconv.ParseUint(f[0][:2], 16, 8)
+		if err != nil {
+			errs[i] = fmt.Errorf("smpdump -D %s 0x19: %w", t.path, err)
+			return nil
+		}
+		r.SetPort(s, t.lid, uint8(v))
+		return nil
+	})
+	return errors.Join(append(errs, err)...)
 }
 
 // sameLFTs compares the forwarding tables of two routings of g for the

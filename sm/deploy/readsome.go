@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
-	"sync"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -45,23 +45,19 @@ func readWritten(ctx context.Context, run *runner, g *fabric.Graph, known Known,
 	if 2*len(sws) > g.NumSwitches() {
 		return nil, 0, errReadAll
 	}
-	outs := make([][]byte, len(sws))
-	errs := make([]error, len(sws))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4) // ibsim serves at most 10 clients at once
-	for i, s := range sws {
-		path, ok := paths[g.F.Nodes[g.Switches[s]].GUID]
-		if !ok {
+	for _, s := range sws {
+		if _, ok := paths[g.F.Nodes[g.Switches[s]].GUID]; !ok {
 			return nil, 0, errReadAll
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			outs[i], errs[i] = run.run(ctx, "ibroute", "-n", "-D", path)
-		}()
 	}
-	wg.Wait()
+	// A few at once: ibsim serves at most 10 clients.
+	outs := make([][]byte, len(sws))
+	errs := make([]error, len(sws))
+	err := parallel.For(ctx, len(sws), 4, func(_, i int) error {
+		outs[i], errs[i] = run.run(ctx, "ibroute", "-n", "-D", paths[g.F.Nodes[g.Switches[sws[i]]].GUID])
+		return nil
+	})
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", errReadAll, err)
 	}
