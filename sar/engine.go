@@ -66,23 +66,16 @@ func (e NueEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Optio
 	var post func(context.Context, *fabric.Graph, *lft.Routing, routing.Options) (*lft.Routing, error)
 	if !e.NoSpread {
 		post = func(ctx context.Context, g *fabric.Graph, r *lft.Routing, opt routing.Options) (*lft.Routing, error) {
-			r, _, err := spread(ctx, g, r, opt.Jobs, routing.VerifyOptions(e, opt))
+			jobs := opt.Jobs
+			if len(jobs) == 0 && e.SpreadAll {
+				// One tree per destination puts all of its sources' paths
+				// on one channel into its switch wherever the fabric
+				// offers several (a leaf that lost an uplink, a torus).
+				jobs = []routing.Job{allTerminals(g)}
+			}
+			r, _, err := spread(ctx, g, r, jobs, routing.VerifyOptions(e, opt))
 			return r, err
 		}
-	}
-	if len(opt.Jobs) == 0 && e.SpreadAll && post != nil {
-		// One destination-based tree per destination puts all of its
-		// sources' paths on one channel into its switch wherever the
-		// fabric offers several (a leaf that lost an uplink, a torus):
-		// spreading every terminal's paths relieves that without jobs.
-		r, err := base.Route(ctx, g, opt)
-		if err != nil {
-			return nil, err
-		}
-		r.Engine = "sar-nue"
-		o := opt
-		o.Jobs = []routing.Job{allTerminals(g)}
-		return post(ctx, g, r, o)
 	}
 	return route(ctx, g, opt, "sar-nue", func(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
 		if !opt.SAR {
@@ -135,7 +128,8 @@ func (e DFSSSPEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Op
 // scattered over a torus, it can come out worse on one measure. Both runs
 // are deterministic, so the choice is too. Without jobs only the plain
 // run happens. post, if not nil, then improves the chosen tables for the
-// jobs; it must leave neither measure worse.
+// jobs (or, without jobs, as it decides); it must leave neither measure
+// worse.
 func route(ctx context.Context, g *fabric.Graph, opt routing.Options, name string,
 	base func(context.Context, *fabric.Graph, routing.Options) (*lft.Routing, error),
 	post func(context.Context, *fabric.Graph, *lft.Routing, routing.Options) (*lft.Routing, error)) (*lft.Routing, error) {
@@ -155,7 +149,11 @@ func route(ctx context.Context, g *fabric.Graph, opt routing.Options, name strin
 	}
 	if len(opt.Jobs) == 0 {
 		opt.SAR = false
-		return named(base(ctx, g, opt))
+		r, err := base(ctx, g, opt)
+		if err != nil || post == nil {
+			return named(r, err)
+		}
+		return named(post(ctx, g, r, opt))
 	}
 	type result struct {
 		r   *lft.Routing
