@@ -56,6 +56,10 @@
 // changed entries are unrouted, so the switches drop what the hosts keep
 // sending, and then written). Plan.Blackout lets Verify accept those
 // drops while it still checks loops and dependencies with them live.
+// When that plan needs transition SLs, rounds or a blackout, BuildLive
+// tries a barrier after each level of ordered writes instead, with each
+// switch that is rerouted upstream of another changed switch written a
+// level before it, and keeps the cheaper plan.
 //
 // The algorithm code is pure: no I/O, no clock, no global randomness.
 package plan

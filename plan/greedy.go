@@ -15,9 +15,20 @@ import (
 // transition SL), E3 while sources switch to the new SLs (new paths,
 // transition or new SL). A destination's dependencies in each epoch are
 // its contribution; a drained (or not yet placed) destination contributes
-// its old dependencies to all three, so the graphs start as the old CDG,
-// which is acyclic, and every accepted upgrade keeps all three acyclic.
+// its old dependencies to all of them, so the graphs start as the old
+// CDG, which is acyclic, and every accepted upgrade keeps all acyclic.
+// With level barriers (Options.levelBarriers) E2 is split into one epoch
+// per LFT level: a packet that took a switch's old entry has left the
+// fabric before the next level's switches change.
 const numEpochs = 3
+
+// epochs is how many epochs the greedy keeps graphs for.
+func (b *builder) epochs() int {
+	if b.opt.levelBarriers {
+		return 2 + int(b.levels)
+	}
+	return numEpochs
+}
 
 // greedy places the destinations with changed pairs one at a time, in LID
 // order, each on the cheapest strategy that keeps the three epoch
@@ -38,11 +49,11 @@ const numEpochs = 3
 func (b *builder) greedy(ctx context.Context) error {
 	b.drainFirst = !b.live
 	es := b.w.es
-	var dags [numEpochs]*dag
+	dags := make([]*dag, b.epochs())
 	for e := range dags {
 		dags[e] = newDAG(es)
 	}
-	oldC, err := b.oldDeps(ctx, &dags)
+	oldC, err := b.oldDeps(ctx, dags)
 	if err != nil {
 		return err
 	}
@@ -52,7 +63,7 @@ func (b *builder) greedy(ctx context.Context) error {
 		}
 	}
 	wk, t := newWalker(b.w), newDestTL(b.g.NumSwitches())
-	var cand [numEpochs][]int64
+	cand := make([][]int64, len(dags))
 	var buf []int64
 	for n, i := range b.greedyOrder() {
 		if b.strat[i] != InPlace {
@@ -65,11 +76,11 @@ func (b *builder) greedy(ctx context.Context) error {
 		placed := false
 		var why string
 		for _, c := range b.candidates(in) {
-			if !b.contrib(wk, t, in, c, &cand, &buf) {
+			if !b.contrib(wk, t, in, c, cand, &buf) {
 				continue
 			}
 			ok := true
-			for e := 0; e < numEpochs && ok; e++ {
+			for e := 0; e < len(dags) && ok; e++ {
 				if !dags[e].replace(oldC[i], cand[e]) {
 					ok = false
 					if why == "" {
@@ -120,7 +131,7 @@ func (b *builder) greedyOrder() []int {
 // oldDeps counts the old dependencies of every destination (of the
 // unchanged pairs only for those that may move, unless live) into each epoch's DAG, in
 // batches, and returns those of the destinations that may move.
-func (b *builder) oldDeps(ctx context.Context, dags *[numEpochs]*dag) ([][]int64, error) {
+func (b *builder) oldDeps(ctx context.Context, dags []*dag) ([][]int64, error) {
 	oldC := make([][]int64, len(b.infos))
 	wks := make([]*walker, b.opt.Workers)
 	tls := make([]*destTL, b.opt.Workers)
@@ -235,12 +246,24 @@ func (b *builder) usedVLs() [16]bool {
 	return used
 }
 
-// contrib computes destination in's dependencies in the three epochs
-// under candidate c. It returns false when c needs VLs beyond the limit.
-func (b *builder) contrib(wk *walker, t *destTL, in *destInfo, c candidate, out *[numEpochs][]int64, buf *[]int64) bool {
+// contrib computes destination in's dependencies in each epoch (out,
+// one slice per epoch) under candidate c. It returns false when c needs
+// VLs beyond the limit.
+func (b *builder) contrib(wk *walker, t *destTL, in *destInfo, c candidate, out [][]int64, buf *[]int64) bool {
 	d := int(in.d)
 	t.reset(b.w, d)
 	L := max(in.maxLevel, 1)
+	wins := []window{{1, 1}, {2, L + 1}, {L + 2, L + 2}}
+	if b.opt.levelBarriers {
+		// Every level in its own epoch; after the destination's last
+		// level its tables are new until the SL switch after all levels.
+		L = max(b.levels, 1)
+		wins = wins[:1]
+		for l := int32(1); l <= L; l++ {
+			wins = append(wins, window{1 + l, 1 + l})
+		}
+		wins = append(wins, window{L + 2, L + 2})
+	}
 	for j, x := range in.changed {
 		if in.level[j] > 0 {
 			t.wstep[x], t.wval[x] = 1+in.level[j], b.new.Port(x, d)
@@ -266,7 +289,6 @@ func (b *builder) contrib(wk *walker, t *destTL, in *destInfo, c candidate, out 
 		}
 	}
 	wk.vlMax = 0
-	wins := [numEpochs]window{{1, 1}, {2, L + 1}, {L + 2, L + 2}}
 	for e, win := range wins {
 		out[e] = append(out[e][:0], b.collect(wk, t, win.lo, win.hi, buf)...)
 	}
