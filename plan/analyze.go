@@ -166,12 +166,12 @@ func (a *analyzer) sameVLPath(s *seed, slNew uint8) bool {
 }
 
 // upstreamFirst raises the levels of info (computed on the new tables,
-// which a.wk still walks) so that a changed switch w whose old entry leads
-// into a changed switch z comes a level before z, keeping every switch
-// after the nearest changed switch on its new path. With a barrier after
+// which a.wk still walks) so that a changed switch w whose old path
+// reaches a changed switch z (z the first on it) comes a level before z,
+// keeping every switch after the nearest changed switch on its new path. With a barrier after
 // each level (BuildLive's second try) a packet that took w's old entry
-// into z has then left the fabric before z changes, so no packet turns
-// from w's old channel into z's new one, a turn neither routing has. The
+// towards z has then left the fabric before z changes, so no packet
+// turns from w's old path into z's new one, a turn neither routing has. The
 // levels stay as they are when the two orders conflict (a cycle).
 func (a *analyzer) upstreamFirst(info *destInfo, val0 []uint8) {
 	g, n := a.w.g, len(info.changed)
@@ -193,9 +193,21 @@ func (a *analyzer) upstreamFirst(info *destInfo, val0 []uint8) {
 				break
 			}
 		}
-		if c := g.ChannelAt(x, val0[x]); c >= 0 {
-			if k, ok := pos[g.Head[c]]; ok {
+		// The first changed switch on x's old path.
+		for y, hops := x, 0; hops < g.NumSwitches(); hops++ {
+			c := g.ChannelAt(y, val0[y])
+			if c < 0 {
+				break
+			}
+			if y = g.Head[c]; y == a.t.dsw {
+				break
+			}
+			if k, ok := pos[y]; ok {
 				edges = append(edges, [2]int{j, k})
+				break
+			}
+			if a.isChg[y] {
+				break // a changed entry that no longer delivers
 			}
 		}
 	}

@@ -63,50 +63,128 @@ func (b *builder) greedy(ctx context.Context) error {
 		}
 	}
 	wk, t := newWalker(b.w), newDestTL(b.g.NumSwitches())
-	cand := make([][]int64, len(dags))
-	var buf []int64
+	pl := &placer{dags: dags, oldC: oldC, wk: wk, t: t, cand: make([][]int64, len(dags)),
+		in: make([][]int64, len(dags)), out: make([][]int64, len(dags)), done: make([]bool, len(b.infos))}
 	for n, i := range b.greedyOrder() {
-		if b.strat[i] != InPlace {
-			continue
+		if b.strat[i] != InPlace || pl.done[i] {
+			continue // unchanged, dark, or placed with a twin
 		}
 		if n%64 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		in := &b.infos[i]
-		placed := false
-		var why string
-		for _, c := range b.candidates(in) {
-			if !b.contrib(wk, t, in, c, cand, &buf) {
-				continue
-			}
-			ok := true
-			for e := 0; e < len(dags) && ok; e++ {
-				if !dags[e].replace(oldC[i], cand[e]) {
-					ok = false
-					if why == "" {
-						why = fmt.Sprintf("%s closes a dependency cycle in epoch %d: %s", c, e+1, shortCycle(es, dags[e].cycle))
-					}
-					for k := e - 1; k >= 0; k-- {
-						if !dags[k].replace(cand[k], oldC[i]) {
-							panic("plan: undoing an accepted upgrade closed a cycle")
-						}
-					}
-				}
-			}
-			if ok {
-				b.strat[i], placed = c.strat, true
-				if c.strat == FreshSL {
-					b.freshSL[i] = int8(c.sl)
-				}
-				break
+		placed, why := b.placeFirst(pl, []int{i})
+		if !placed {
+			// Destinations of one switch share their old paths: each
+			// one's old dependencies may block the other's move, which
+			// they make together.
+			if tw := b.twins(i, pl.done); len(tw) > 0 {
+				placed, _ = b.placeFirst(pl, append([]int{i}, tw...))
 			}
 		}
 		if !placed {
 			b.strat[i], b.why[i] = Drained, why // its contribution stays oldC[i]
 		}
-		oldC[i] = nil
+		oldC[i], pl.done[i] = nil, true
 	}
 	return nil
+}
+
+// placer is the greedy's state: the epochs' graphs, the old dependencies
+// of the destinations not placed yet, and scratch.
+type placer struct {
+	dags          []*dag
+	oldC          [][]int64
+	wk            *walker
+	t             *destTL
+	cand, in, out [][]int64
+	buf           []int64
+	done          []bool // per info: placed or drained
+}
+
+// placeFirst moves the destinations ms together on the first of their
+// candidates (those of ms[0]) that keeps every epoch's graph acyclic and
+// reports whether one did; why names the first cycle found.
+func (b *builder) placeFirst(pl *placer, ms []int) (placed bool, why string) {
+	for _, c := range b.candidates(&b.infos[ms[0]]) {
+		ok, w := b.accept(pl, ms, c)
+		if why == "" {
+			why = w
+		}
+		if ok {
+			for _, i := range ms {
+				b.strat[i] = c.strat
+				if c.strat == FreshSL {
+					b.freshSL[i] = int8(c.sl)
+				}
+				pl.oldC[i], pl.done[i] = nil, true
+			}
+			return true, why
+		}
+	}
+	return false, why
+}
+
+// accept swaps the old dependencies of the destinations ms for their
+// dependencies under candidate c in every epoch's graph, or leaves the
+// graphs as they were and says why (empty when c needs VLs beyond the
+// limit).
+func (b *builder) accept(pl *placer, ms []int, c candidate) (bool, string) {
+	for e := range pl.dags {
+		pl.in[e], pl.out[e] = pl.in[e][:0], pl.out[e][:0]
+	}
+	for _, i := range ms {
+		if !b.contrib(pl.wk, pl.t, &b.infos[i], c, pl.cand, &pl.buf) {
+			return false, ""
+		}
+		for e := range pl.dags {
+			pl.in[e] = append(pl.in[e], pl.cand[e]...)
+			pl.out[e] = append(pl.out[e], pl.oldC[i]...)
+		}
+	}
+	for e, d := range pl.dags {
+		if !d.replace(pl.out[e], pl.in[e]) {
+			why := fmt.Sprintf("%s closes a dependency cycle in epoch %d: %s", c, e+1, shortCycle(b.w.es, d.cycle))
+			for k := e - 1; k >= 0; k-- {
+				if !pl.dags[k].replace(pl.in[k], pl.out[k]) {
+					panic("plan: undoing an accepted upgrade closed a cycle")
+				}
+			}
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// twins lists the destinations not placed yet that lead to the same
+// switch as i with the same SLs, changed switches and levels (the LIDs of
+// one switch: its own and its CAs'), with per-destination SLs.
+func (b *builder) twins(i int, done []bool) []int {
+	if b.old.SL.BySrc != nil || b.new.SL.BySrc != nil || b.infos[i].perTerm {
+		return nil
+	}
+	in := &b.infos[i]
+	sw := b.destSwitch(in.d)
+	var out []int
+	for j := range b.infos {
+		o := &b.infos[j]
+		if j == i || done[j] || b.strat[j] != InPlace || o.perTerm || b.destSwitch(o.d) != sw ||
+			slAt(b.old.SL.ByDest, int(o.d)) != slAt(b.old.SL.ByDest, int(in.d)) ||
+			slAt(b.new.SL.ByDest, int(o.d)) != slAt(b.new.SL.ByDest, int(in.d)) ||
+			!slices.Equal(o.changed, in.changed) || !slices.Equal(o.level, in.level) {
+			continue
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// destSwitch is the switch that delivers LID d.
+func (b *builder) destSwitch(d int32) int32 {
+	sw, term := b.g.Owner(int(d))
+	if term >= 0 {
+		sw = b.g.Terms[term].Switch
+	}
+	return sw
 }
 
 // greedyOrder is the order destinations are placed in: by LID, in live

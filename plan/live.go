@@ -85,8 +85,9 @@ func BuildLive(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt 
 }
 
 // costOf says what a live update costs: destinations blacked out first,
-// then stages (each ends in a barrier and starts a new analysis), then
-// SL write steps (each with a barrier), then steps.
+// then SL write steps (each with a barrier, an SA round trip for the
+// hosts, and a path SL a host may keep from an old path record), then
+// stages (each ends in a barrier), then steps.
 type costOf struct{ blackout, stages, slSteps, steps int }
 
 func liveCost(stages []Stage) costOf {
@@ -110,11 +111,11 @@ func (c costOf) less(o costOf) bool {
 	if c.blackout != o.blackout {
 		return c.blackout < o.blackout
 	}
-	if c.stages != o.stages {
-		return c.stages < o.stages
-	}
 	if c.slSteps != o.slSteps {
 		return c.slSteps < o.slSteps
+	}
+	if c.stages != o.stages {
+		return c.stages < o.stages
 	}
 	return c.steps < o.steps
 }

@@ -50,12 +50,14 @@ func withoutCable(t *testing.T, f0 *fabric.Fabric, i, p int) *fabric.Graph {
 // the destinations had, but for the few destinations no repair in their
 // own VL was found for, and verifies. The cable the failover bench cuts
 // (the first switch's first switch port) and most others are repaired at
-// their break points alone. For a sample of the failures the live update
-// plan (plan.BuildLive, as the OpenSM deployer runs it) is proven stage
-// by stage (plan.Verify); where only break points change it is one stage
-// with one ordered LFT write (every transitional path is a prefix of an
-// old path continued on a new one), and where the repair kept every SL it
-// has no SL step (BuildLive's level barriers instead of transition SLs).
+// their break points alone. For a sample of the failures (two of every
+// 16, among them two whose plans blacked a switch's LIDs out when they
+// were placed one at a time) the live update plan (plan.BuildLive, as the
+// OpenSM deployer runs it) is proven stage by stage (plan.Verify) and
+// blacks nothing out; where only break points change it is one stage with
+// one ordered LFT write (every transitional path is a prefix of an old
+// path continued on a new one), and where the repair kept every SL it has
+// no SL step (BuildLive's level barriers instead of transition SLs).
 func TestRepairCableKeepsSLsAndOneStep(t *testing.T) {
 	tp, err := topo.Torus([]int{4, 4, 4}, 1, false)
 	if err != nil {
@@ -71,7 +73,7 @@ func TestRepairCableKeepsSLsAndOneStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	cables := switchCables(tp.Fabric)
-	kept, moved, barriers, blackouts := 0, 0, 0, 0
+	kept, moved, plans, barriers := 0, 0, 0, 0
 	for k, cb := range cables {
 		what := fmt.Sprintf("%s port %d", tp.Fabric.Nodes[cb[0]].Desc, cb[1])
 		g1 := withoutCable(t, tp.Fabric, cb[0], cb[1])
@@ -93,10 +95,11 @@ func TestRepairCableKeepsSLsAndOneStep(t *testing.T) {
 		} else if k == 0 {
 			t.Errorf("%s (the failover bench's cable): %d entries changed for %d break points", what, st.Changed, st.Breaks)
 		}
-		if k%8 != 0 {
+		if k%16 != 0 && k%16 != 6 {
 			continue
 		}
 		sh := checkPlan(t, what, g1, old, r)
+		plans++
 		switch {
 		case breaksOnly && (sh.stages != 1 || sh.writes != 1 || sh.slSteps+sh.blackout > 0):
 			t.Errorf("%s: repaired at the break points alone, but the plan has %+v; want one stage with one write", what, sh)
@@ -107,7 +110,7 @@ func TestRepairCableKeepsSLsAndOneStep(t *testing.T) {
 			barriers++
 		}
 		if sh.blackout > 0 {
-			blackouts++
+			t.Errorf("%s: %d destinations blacked out: %+v", what, sh.blackout, sh)
 		}
 	}
 	// Destinations move to another VL only where no repair in their own
@@ -118,8 +121,8 @@ func TestRepairCableKeepsSLsAndOneStep(t *testing.T) {
 	if 2*kept < len(cables) {
 		t.Errorf("only %d of %d cable failures were repaired at their break points alone", kept, len(cables))
 	}
-	t.Logf("%d of %d cable failures repaired at their break points alone, %d moved destinations to another VL; of %d plans, %d with level barriers, %d with a blackout",
-		kept, len(cables), moved, (len(cables)+7)/8, barriers, blackouts)
+	t.Logf("%d of %d cable failures repaired at their break points alone, %d moved destinations to another VL; of %d plans, %d with level barriers",
+		kept, len(cables), moved, plans, barriers)
 }
 
 // movedDests counts the destinations whose SL differs between a and b
