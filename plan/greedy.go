@@ -77,7 +77,7 @@ func (b *builder) greedy(ctx context.Context) error {
 			// Destinations of one switch share their old paths: each
 			// one's old dependencies may block the other's move, which
 			// they make together.
-			if tw := b.twins(i, pl.done); len(tw) > 0 {
+			if tw := b.twins(pl, i); len(tw) > 0 {
 				placed, _ = b.placeFirst(pl, append([]int{i}, tw...))
 			}
 		}
@@ -98,7 +98,8 @@ type placer struct {
 	t             *destTL
 	cand, in, out [][]int64
 	buf           []int64
-	done          []bool // per info: placed or drained
+	done          []bool          // per info: placed or drained
+	bySwitch      map[int32][]int // infos by the switch that delivers them (twins)
 }
 
 // placeFirst moves the destinations ms together on the first of their
@@ -158,16 +159,22 @@ func (b *builder) accept(pl *placer, ms []int, c candidate) (bool, string) {
 // twins lists the destinations not placed yet that lead to the same
 // switch as i with the same SLs, changed switches and levels (the LIDs of
 // one switch: its own and its CAs'), with per-destination SLs.
-func (b *builder) twins(i int, done []bool) []int {
+func (b *builder) twins(pl *placer, i int) []int {
 	if b.old.SL.BySrc != nil || b.new.SL.BySrc != nil || b.infos[i].perTerm {
 		return nil
 	}
+	if pl.bySwitch == nil {
+		pl.bySwitch = map[int32][]int{}
+		for j := range b.infos {
+			sw := b.destSwitch(b.infos[j].d)
+			pl.bySwitch[sw] = append(pl.bySwitch[sw], j)
+		}
+	}
 	in := &b.infos[i]
-	sw := b.destSwitch(in.d)
 	var out []int
-	for j := range b.infos {
+	for _, j := range pl.bySwitch[b.destSwitch(in.d)] {
 		o := &b.infos[j]
-		if j == i || done[j] || b.strat[j] != InPlace || o.perTerm || b.destSwitch(o.d) != sw ||
+		if j == i || pl.done[j] || b.strat[j] != InPlace || o.perTerm ||
 			slAt(b.old.SL.ByDest, int(o.d)) != slAt(b.old.SL.ByDest, int(in.d)) ||
 			slAt(b.new.SL.ByDest, int(o.d)) != slAt(b.new.SL.ByDest, int(in.d)) ||
 			!slices.Equal(o.changed, in.changed) || !slices.Equal(o.level, in.level) {
