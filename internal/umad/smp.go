@@ -32,6 +32,7 @@ const (
 	MethodSet        = 0x02
 	MethodGetResp    = 0x81
 
+	AttrNodeInfo           = 0x0011
 	AttrPortInfo           = 0x0015
 	AttrLinearForwardTable = 0x0019
 )

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -286,4 +287,58 @@ func (d *Deployer) catchUp(ctx context.Context) error {
 		}
 		poll = min(2*poll, 100*time.Millisecond)
 	}
+}
+
+// portsBySMP reads the ports of switch guid (over path) with SMPs: the
+// PortInfo state of every port the dump's block lists or the switch has,
+// then NodeInfo over each port that is up, for the peer's GUIDs and port.
+func (d *Deployer) portsBySMP(ctx context.Context, dump []byte, guid uint64, path string) ([]portSeen, error) {
+	res, err := d.smpCall(ctx, []umad.Op{umad.GetOp(umad.AttrNodeInfo, 0, path)})
+	if err != nil {
+		return nil, err
+	}
+	ni, err := res[0].Bytes()
+	if err != nil {
+		return nil, err
+	}
+	if g := binary.BigEndian.Uint64(ni[12:]); g != guid {
+		return nil, fmt.Errorf("the route %s leads to node %#x, not to the trapping switch", path, g)
+	}
+	nports := int(ni[3])
+	ops := make([]umad.Op, nports)
+	for p := 1; p <= nports; p++ {
+		ops[p-1] = umad.GetOp(umad.AttrPortInfo, uint32(p), path)
+	}
+	if res, err = d.smpCall(ctx, ops); err != nil {
+		return nil, err
+	}
+	seen := make([]portSeen, nports)
+	var peerOps []umad.Op
+	var upIdx []int
+	for i := range res {
+		pi, err := res[i].Bytes()
+		if err != nil {
+			return nil, fmt.Errorf("PortInfo of port %d: %w", i+1, err)
+		}
+		// PortState: the low nibble of byte 32 (1 Down … 4 Active;
+		// IBA vol 1 §14.2.5.6).
+		seen[i] = portSeen{port: i + 1, up: pi[32]&0x0f > 1}
+		if seen[i].up {
+			peerOps = append(peerOps, umad.GetOp(umad.AttrNodeInfo, 0, fmt.Sprintf("%s,%d", path, i+1)))
+			upIdx = append(upIdx, i)
+		}
+	}
+	if res, err = d.smpCall(ctx, peerOps); err != nil {
+		return nil, err
+	}
+	for k, i := range upIdx {
+		ni, err := res[k].Bytes()
+		if err != nil {
+			return nil, fmt.Errorf("NodeInfo behind port %d: %w", i+1, err)
+		}
+		// The peer's node and port GUIDs (a dump names a CA's port by
+		// the latter) and the port the SMP entered it by.
+		seen[i].peer, seen[i].peerAlt, seen[i].peerPort = binary.BigEndian.Uint64(ni[12:]), binary.BigEndian.Uint64(ni[20:]), int(ni[36])
+	}
+	return seen, nil
 }
