@@ -244,6 +244,9 @@ func (d *Deployer) waitSweepEnd(ctx context.Context, deadline time.Time) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
+			// The retry does not wait for this sweep again: a sweep that
+			// does run meanwhile is caught by reading the blocks again.
+			d.sweeps.inside = false
 			return fmt.Errorf("%w within %v: OpenSM's heavy sweep did not end (no \"SUBNET UP\" in its log)", ErrStepTimeout, d.cfg.StepTimeout)
 		}
 		if err := d.logWatch.wait(ctx, poll); err != nil {
