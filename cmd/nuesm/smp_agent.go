@@ -31,19 +31,9 @@ func newSMPAgentCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			port, err := umad.Open(device)
-			if err != nil {
-				return err
-			}
-			defer port.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			opt := umad.Options{Timeout: timeout, Retries: retries}
-			do := func(ctx context.Context, r umad.Request) (umad.Response, error) {
-				r.MKey = mkey
-				return port.Do(ctx, r, opt)
-			}
-			return umad.Serve(ctx, cmd.InOrStdin(), cmd.OutOrStdout(), do, parallel)
+			return umad.ServeDevice(ctx, device, cmd.InOrStdin(), cmd.OutOrStdout(), mkey, umad.Options{Timeout: timeout, Retries: retries}, parallel)
 		},
 	}
 	f := c.Flags()

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"time"
 )
 
 // The agent protocol: the deployer writes one Batch per line (JSON) on
@@ -134,4 +136,36 @@ func (r *Result) Bytes() ([DataSize]byte, error) {
 	}
 	copy(d[:], b)
 	return d, nil
+}
+
+// ServeDevice opens the umad device and answers batches from in on out
+// (Serve) with the given M_Key, bounds and SMPs in flight, until in ends
+// or ctx is done: the body of an agent co-process.
+func ServeDevice(ctx context.Context, device string, in io.Reader, out io.Writer, mkey uint64, opt Options, parallel int) error {
+	port, err := Open(device)
+	if err != nil {
+		return err
+	}
+	defer port.Close()
+	do := func(ctx context.Context, r Request) (Response, error) {
+		r.MKey = mkey
+		return port.Do(ctx, r, opt)
+	}
+	return Serve(ctx, in, out, do, parallel)
+}
+
+// ServeIfChild makes a program re-executed as an agent (a test binary
+// started with env=1, the simulator's LD_PRELOAD library loaded at exec)
+// serve umad0 on its standard input and output, then exit; otherwise it
+// returns.
+func ServeIfChild(env string) {
+	if os.Getenv(env) != "1" {
+		return
+	}
+	opt := Options{Timeout: time.Second, Retries: 2}
+	if err := ServeDevice(context.Background(), "/dev/infiniband/umad0", os.Stdin, os.Stdout, 0, opt, 8); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nuesm/nuesm/internal/ibtest"
 )
@@ -16,27 +15,8 @@ import (
 const envAgent = "NUESM_UMAD_TEST_AGENT"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envAgent) == "1" {
-		os.Exit(serveAgent())
-	}
+	ServeIfChild(envAgent)
 	os.Exit(m.Run())
-}
-
-func serveAgent() int {
-	p, err := Open("/dev/infiniband/umad0")
-	if err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
-		return 1
-	}
-	defer p.Close()
-	do := func(ctx context.Context, r Request) (Response, error) {
-		return p.Do(ctx, r, Options{Timeout: time.Second, Retries: 2})
-	}
-	if err := Serve(context.Background(), os.Stdin, os.Stdout, do, 8); err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
-		return 1
-	}
-	return 0
 }
 
 // simNet is a host on a switch on a switch (ibsim's net format; the

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -24,21 +23,7 @@ import (
 const envAgent = "NUESM_DEPLOY_TEST_AGENT"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envAgent) == "1" {
-		p, err := umad.Open("/dev/infiniband/umad0")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		do := func(ctx context.Context, r umad.Request) (umad.Response, error) {
-			return p.Do(ctx, r, umad.Options{Timeout: time.Second, Retries: 2})
-		}
-		if err := umad.Serve(context.Background(), os.Stdin, os.Stdout, do, 8); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	umad.ServeIfChild(envAgent)
 	os.Exit(m.Run())
 }
 
