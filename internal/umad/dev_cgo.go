@@ -91,6 +91,9 @@ import (
 	"unsafe"
 )
 
+// Supported says whether this build can open umad devices (cgo).
+const Supported = true
+
 // device is an open umad file with a registered agent.
 type device struct {
 	fd    C.int

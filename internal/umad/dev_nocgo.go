@@ -4,6 +4,9 @@ package umad
 
 import "errors"
 
+// Supported says whether this build can open umad devices (cgo).
+const Supported = false
+
 // device is unavailable without cgo: the umad file is reached through
 // libc so that ibsim's LD_PRELOAD library can serve it.
 type device struct{}

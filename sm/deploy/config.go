@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/umad"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -191,6 +192,9 @@ func (c Config) Validate() error {
 	}
 	if c.Apply == ApplySMP && c.SMPAgent == "" {
 		errs = append(errs, errors.New("opensm.apply = \"smp\" needs opensm.smp_agent (the nuesm executable could not be found)"))
+	}
+	if self, err := os.Executable(); c.Apply == ApplySMP && !umad.Supported && err == nil && c.SMPAgent == self {
+		errs = append(errs, errors.New("opensm.apply = \"smp\": this nuesm was built without cgo and cannot send SMPs; set opensm.apply = \"sighup\" or opensm.smp_agent to a nuesm built with cgo"))
 	}
 	if c.MaxVLs < 1 || c.MaxVLs > 15 {
 		errs = append(errs, fmt.Errorf("max_vls %d, expected 1..15", c.MaxVLs))
