@@ -74,7 +74,13 @@ func (a *Agent) call(ctx context.Context, ops []Op, timeout time.Duration) ([]Re
 		return nil, err
 	}
 	if _, err := a.in.Write(append(b, '\n')); err != nil {
-		return nil, a.failed(fmt.Errorf("sending a batch: %w", err))
+		// It may have exited at start: its status and last words say why.
+		select {
+		case <-a.exited:
+			return nil, a.failed(fmt.Errorf("exited: %v", a.cmd.ProcessState))
+		case <-time.After(time.Second):
+			return nil, a.failed(fmt.Errorf("sending a batch: %w", err))
+		}
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
