@@ -56,6 +56,7 @@ var allowed = map[string][]string{
 	"internal/archtest":   nil,
 	"internal/progress":   nil,
 	"internal/tooltest":   nil,
+	"internal/dumptest":   {"ibnetdiscover"},
 	"internal/simtest":    {"fabric", "lft", "routing", "nue", "dfsssp", "topo"},
 	// Command-line helpers.
 	"internal/vlflag": {"lft"},
