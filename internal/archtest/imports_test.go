@@ -57,9 +57,11 @@ var allowed = map[string][]string{
 	"internal/archtest":   nil,
 	"internal/progress":   nil,
 	"internal/tooltest":   nil,
+	"internal/dumptest":   {"ibnetdiscover"},
 	"internal/simtest":    {"fabric", "lft", "routing", "nue", "dfsssp", "topo"},
 	// Command-line helpers.
-	"internal/vlflag": {"lft"},
+	"internal/vlflag":     {"lft"},
+	"internal/exitstatus": nil,
 }
 
 // isStudy reports whether p is in the studies wing; no product package
