@@ -213,11 +213,11 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 			covers[i] = termDests(lds)
 		}
 	}
-	allRoots := centralRoots(g, covers, sc.comp, rn.opt.Workers)
 	var rows *levelRows
 	if ti.hs != nil && !rn.tune.noSweep {
 		rows = newLevelRows(g, rn.tune.maxLevelBytes)
 	}
+	allRoots := centralRoots(g, covers, sc.comp, rn.opt.Workers, rows)
 	// Escape trees are built layer after layer; each tree's channels get
 	// a small tie-breaking bump so the next layer's tree prefers others
 	// among equal-length choices.

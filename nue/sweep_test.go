@@ -3,6 +3,8 @@ package nue
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -214,6 +216,41 @@ func TestSweepResume(t *testing.T) {
 		g := build(t, tp, err)
 		for _, k := range []int{1, 2} {
 			routeBoth(t, fmt.Sprintf("random%d/seed%d/k=%d", sw, seed, k), g, routing.Options{MaxVLs: k}, Config{Share: ShareNone}, tune)
+		}
+	}
+}
+
+// TestTreeFromRow: a source's shortest-path tree taken from its level row
+// is the one its own search builds (order, predecessors in order, path
+// counts to the bit), on fabrics with and without parallel cables.
+func TestTreeFromRow(t *testing.T) {
+	fabs := []struct {
+		name string
+		gen  func() (*topo.Topology, error)
+	}{
+		{"random", func() (*topo.Topology, error) { return topo.Random(30, 4, 1, 3) }},
+		{"random24", func() (*topo.Topology, error) { return topo.Random(24, 3, 2, 5) }},
+		{"fattree", func() (*topo.Topology, error) { return topo.FatTree(4, 3, 0) }},
+		// a ring of 2 in one dimension: two cables between neighbours
+		{"torus2x3", func() (*topo.Topology, error) { return topo.Torus([]int{2, 3}, 1, false) }},
+	}
+	for _, f := range fabs {
+		tp, err := f.gen()
+		g := build(t, tp, err)
+		rows := newLevelRows(g, defaultTuning().maxLevelBytes)
+		lv := make([]int32, g.NumSwitches())
+		var a, b spTree
+		for s := int32(0); int(s) < g.NumSwitches(); s++ {
+			a.build(g, s)
+			b.fromRow(g, s, rows.row(s, lv))
+			if !slices.Equal(a.order, b.order) || !slices.Equal(a.pred, b.pred) || !slices.Equal(a.predOff, b.predOff) {
+				t.Fatalf("%s: source %d: trees differ:\norder %v / %v\npred %v / %v\npredOff %v / %v", f.name, s, a.order, b.order, a.pred, b.pred, a.predOff, b.predOff)
+			}
+			for _, v := range a.order {
+				if math.Float64bits(a.sigma[v]) != math.Float64bits(b.sigma[v]) {
+					t.Fatalf("%s: source %d: sigma[%d] %v / %v", f.name, s, v, a.sigma[v], b.sigma[v])
+				}
+			}
 		}
 	}
 }
