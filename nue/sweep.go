@@ -401,7 +401,7 @@ type nearSwitch struct {
 // neighbours one level closer (par), by (key, used turn first, less loaded
 // first hop, neighbour of least index), as the Dijkstra's relaxations in
 // (key, index) order leave it; between parallel channels from one
-// neighbour, the later in its order wins, as there.
+// neighbour, the first in its order wins, as in relax.
 func (l *layer) pull(v int32, par uint64, w []int64) {
 	off := l.g.Off[v]
 	hs, near := l.ti.hs, l.near
@@ -434,7 +434,7 @@ func (l *layer) pull(v int32, par uint64, w []int64) {
 				if u > bp {
 					continue
 				}
-			case j < bj:
+			case j > bj:
 				continue
 			}
 		}

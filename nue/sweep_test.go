@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -112,6 +115,100 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepParallelCables: where two switches are joined by several
+// cables, equal offers over them go to the one the Dijkstra relaxes first;
+// tori with a dimension of size 2 and the sample dumps (every switch pair
+// of hpc-cluster-2014 shares several cables) with every search swept.
+func TestSweepParallelCables(t *testing.T) {
+	t.Parallel()
+	tune := defaultTuning()
+	tune.sweepProbe = 1 << 30
+	var gs []*fabric.Graph
+	var names []string
+	for _, dims := range [][]int{{2, 2, 2}, {3, 3, 2}, {4, 2}} {
+		tp, err := topo.Torus(dims, 2, false)
+		gs, names = append(gs, build(t, tp, err)), append(names, fmt.Sprintf("torus%v", dims))
+	}
+	res, err := ibnetdiscover.Parse(strings.NewReader(crossedCables), "crossed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Fabric.AssignLIDs(0); err != nil {
+		t.Fatal(err)
+	}
+	g, err := fabric.Compile(res.Fabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, names = append(gs, g), append(names, "crossed")
+	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "ibnetdiscover", "*.topo"))
+	if len(files) == 0 {
+		t.Log("SKIPPING the sample dumps: ../shared absent")
+	}
+	for _, file := range files {
+		gs, names = append(gs, compileDump(t, file)), append(names, filepath.Base(file))
+	}
+	for i, g := range gs {
+		for _, k := range []int{1, 2, 8} {
+			for _, share := range []Share{ShareAuto, ShareNone, ShareSwitch} {
+				routeBoth(t, fmt.Sprintf("%s/k=%d/share=%s", names[i], k, share), g, routing.Options{MaxVLs: k}, Config{Share: share}, tune)
+			}
+		}
+	}
+}
+
+// crossedCables: three switches in a line, A and B joined by two cables
+// whose port orders cross (A's lower port meets B's higher one), two CAs
+// on every switch.
+const crossedCables = `
+switchguid=0x0000000000000a00
+Switch 8 "S-0000000000000a00" # "A" base port 0 lid 1 lmc 0
+[1] "H-0000000000000a10"[1](0000000000000a11) # "host" lid 2 4xSDR
+[2] "H-0000000000000a20"[1](0000000000000a21) # "host" lid 3 4xSDR
+[3] "S-0000000000000b00"[5] # "B" lid 4 4xSDR
+[4] "S-0000000000000b00"[4] # "B" lid 4 4xSDR
+
+switchguid=0x0000000000000b00
+Switch 8 "S-0000000000000b00" # "B" base port 0 lid 4 lmc 0
+[1] "H-0000000000000b10"[1](0000000000000b11) # "host" lid 5 4xSDR
+[2] "H-0000000000000b20"[1](0000000000000b21) # "host" lid 6 4xSDR
+[4] "S-0000000000000a00"[4] # "A" lid 1 4xSDR
+[5] "S-0000000000000a00"[3] # "A" lid 1 4xSDR
+[6] "S-0000000000000c00"[3] # "C" lid 7 4xSDR
+[7] "S-0000000000000c00"[4] # "C" lid 7 4xSDR
+
+switchguid=0x0000000000000c00
+Switch 8 "S-0000000000000c00" # "C" base port 0 lid 7 lmc 0
+[1] "H-0000000000000c10"[1](0000000000000c11) # "host" lid 8 4xSDR
+[2] "H-0000000000000c20"[1](0000000000000c21) # "host" lid 9 4xSDR
+[3] "S-0000000000000b00"[6] # "B" lid 4 4xSDR
+[4] "S-0000000000000b00"[7] # "B" lid 4 4xSDR
+
+caguid=0x0000000000000a10
+Ca 1 "H-0000000000000a10" # "host"
+[1](0000000000000a11) "S-0000000000000a00"[1] # lid 2 lmc 0 "A" lid 1 4xSDR
+
+caguid=0x0000000000000a20
+Ca 1 "H-0000000000000a20" # "host"
+[1](0000000000000a21) "S-0000000000000a00"[2] # lid 3 lmc 0 "A" lid 1 4xSDR
+
+caguid=0x0000000000000b10
+Ca 1 "H-0000000000000b10" # "host"
+[1](0000000000000b11) "S-0000000000000b00"[1] # lid 5 lmc 0 "B" lid 4 4xSDR
+
+caguid=0x0000000000000b20
+Ca 1 "H-0000000000000b20" # "host"
+[1](0000000000000b21) "S-0000000000000b00"[2] # lid 6 lmc 0 "B" lid 4 4xSDR
+
+caguid=0x0000000000000c10
+Ca 1 "H-0000000000000c10" # "host"
+[1](0000000000000c11) "S-0000000000000c00"[1] # lid 8 lmc 0 "C" lid 7 4xSDR
+
+caguid=0x0000000000000c20
+Ca 1 "H-0000000000000c20" # "host"
+[1](0000000000000c21) "S-0000000000000c00"[2] # lid 9 lmc 0 "C" lid 7 4xSDR
+`
 
 // TestSweepCases: SAR jobs (their weights exceed the sweep's bound, so it
 // gives up on loaded channels), LMC, and the fat tree, where every
