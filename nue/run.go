@@ -86,7 +86,7 @@ func (rn *run) once(ctx context.Context, conservative bool) (*lft.Routing, *Stat
 	newTurn := 2 * w0
 	radix := rn.radixFits(sc, w0+newTurn)
 	layers := rn.layers(sc, w, conservative)
-	swc := &sweepCount{}
+	swc := [2]*sweepCount{{}, {}}
 	var shared *radixHeap
 	for _, l := range layers {
 		l.sweepCount = swc
