@@ -240,11 +240,13 @@ func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reach
 	// they route the same kind of fabric, and a layer of few searches
 	// would spend most of them probing. Switch LIDs' sweeps (new turns
 	// charged) are judged apart: they stop short for other reasons.
-	sc := l.sweepCount[0]
+	sc, giveUp := l.sweepCount[0], int64(t.sweepGiveUp)
 	if l.newTurn > 0 {
-		sc = l.sweepCount[1]
+		// A switch LID's sweep that stops short leaves the Dijkstra
+		// the levels it settled: only when most stop is it a loss.
+		sc, giveUp = l.sweepCount[1], 2
 	}
-	if n := sc.tries.Load(); n >= int64(t.sweepProbe) && sc.fails.Load()*int64(t.sweepGiveUp) > n {
+	if n := sc.tries.Load(); n >= int64(t.sweepProbe) && sc.fails.Load()*giveUp > n {
 		return false, nil, 0
 	}
 	sc.tries.Add(1)
