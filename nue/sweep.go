@@ -105,15 +105,17 @@ func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
 		lp := lv[v] - 1
 		var m uint64
 		off := g.Off[v]
-		for c := off; c < g.Off[v+1]; c++ {
-			x := g.Head[c]
-			if lv[x] < 0 {
+		// Whether a neighbour is one level closer is unpredictable: a
+		// bit computed without a branch.
+		for i, x := range g.Head[off:g.Off[v+1]] {
+			lx := lv[x]
+			if lx < 0 {
 				lv[x] = lp + 2
 				order[n] = x
 				n++
-			} else if lv[x] == lp {
-				m |= 1 << uint(c-off)
+				continue
 			}
+			m |= uint64(b2i(lx == lp)) << uint(i)
 		}
 		r.par[v] = m
 	}
