@@ -217,7 +217,14 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 	if ti.hs != nil && !rn.tune.noSweep {
 		rows = newLevelRows(g, rn.tune.maxLevelBytes)
 	}
-	allRoots := centralRoots(g, covers, sc.comp, rn.opt.Workers, rows)
+	// Indirect networks sweep nearly every search, so the sources' rows
+	// serve the roots' betweenness first; direct ones mostly give up on
+	// the sweep (tori), where the rows would be built for the roots alone.
+	rootRows := rows
+	if rn.how == Locality {
+		rootRows = nil
+	}
+	allRoots := centralRoots(g, covers, sc.comp, rn.opt.Workers, rootRows)
 	// Escape trees are built layer after layer; each tree's channels get
 	// a small tie-breaking bump so the next layer's tree prefers others
 	// among equal-length choices.
