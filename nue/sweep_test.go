@@ -131,17 +131,7 @@ func TestSweepParallelCables(t *testing.T) {
 		gs, names = append(gs, build(t, tp, err)), append(names, fmt.Sprintf("torus%v", dims))
 	}
 	res, err := ibnetdiscover.Parse(strings.NewReader(crossedCables), "crossed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := res.Fabric.AssignLIDs(0); err != nil {
-		t.Fatal(err)
-	}
-	g, err := fabric.Compile(res.Fabric)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gs, names = append(gs, g), append(names, "crossed")
+	gs, names = append(gs, compileParsed(t, res, err)), append(names, "crossed")
 	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "ibnetdiscover", "*.topo"))
 	if len(files) == 0 {
 		t.Log("SKIPPING the sample dumps: ../shared absent")
