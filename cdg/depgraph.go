@@ -23,15 +23,52 @@ type PK struct {
 	fwd   []int32
 	bwd   []int32
 	stack []int32
-	pool  []int32
+	keys  []int64
 	par   []int32 // forward search: vertex -> the vertex it was reached from
+	// The current Insert's search, read by the visitors fwdVisit and
+	// bwdVisit, which NewPK binds once so that a search allocates
+	// nothing.
+	ord       []int32
+	x, lb, ub int32
+	v         int32 // the vertex whose successors fwdVisit gets
+	sf, sb    uint32
+	visitFwd  func(w int32) bool
+	visitBwd  func(u int32)
 	// Cycle holds, after Insert refused an edge, the cycle it would
 	// close (its head first, its tail last).
 	Cycle []int32
 }
 
 // NewPK returns the search state for a graph of n vertices.
-func NewPK(n int) *PK { return &PK{mark: make([]uint32, n), par: make([]int32, n)} }
+func NewPK(n int) *PK {
+	p := &PK{mark: make([]uint32, n), par: make([]int32, n)}
+	p.visitFwd, p.visitBwd = p.fwdVisit, p.bwdVisit
+	return p
+}
+
+// fwdVisit is the forward search's step to w, a successor of p.v: false
+// when w is x (a cycle), otherwise w is queued if unseen and ordered
+// before x.
+func (p *PK) fwdVisit(w int32) bool {
+	if w == p.x {
+		return false
+	}
+	if p.mark[w] != p.sf && p.ord[w] < p.ub {
+		p.mark[w] = p.sf
+		p.par[w] = p.v
+		p.stack = append(p.stack, w)
+	}
+	return true
+}
+
+// bwdVisit is the backward search's step to u, a predecessor: u is
+// queued if unseen and ordered after y.
+func (p *PK) bwdVisit(u int32) {
+	if p.mark[u] != p.sb && p.ord[u] > p.lb {
+		p.mark[u] = p.sb
+		p.stack = append(p.stack, u)
+	}
+}
 
 func (p *PK) next() uint32 {
 	p.stamp++
@@ -52,25 +89,17 @@ func (p *PK) Insert(ord []int32, x, y int32, succ func(v int32, fn func(w int32)
 	if lb > ub {
 		return true
 	}
+	p.ord, p.x, p.lb, p.ub = ord, x, lb, ub
 	// Forward from y among vertices ordered before x.
-	sf := p.next()
+	p.sf = p.next()
 	p.fwd, p.stack = p.fwd[:0], append(p.stack[:0], y)
-	p.mark[y] = sf
+	p.mark[y] = p.sf
 	for len(p.stack) > 0 {
 		v := p.stack[len(p.stack)-1]
 		p.stack = p.stack[:len(p.stack)-1]
 		p.fwd = append(p.fwd, v)
-		if !succ(v, func(w int32) bool {
-			if w == x {
-				return false
-			}
-			if p.mark[w] != sf && ord[w] < ub {
-				p.mark[w] = sf
-				p.par[w] = v
-				p.stack = append(p.stack, w)
-			}
-			return true
-		}) {
+		p.v = v
+		if !succ(v, p.visitFwd) {
 			// y ⇝ v -> x, and the new edge x -> y.
 			p.Cycle = p.Cycle[:0]
 			for u := v; u != y; u = p.par[u] {
@@ -83,21 +112,16 @@ func (p *PK) Insert(ord []int32, x, y int32, succ func(v int32, fn func(w int32)
 		}
 	}
 	// Backward from x among vertices ordered after y.
-	sb := p.next()
+	p.sb = p.next()
 	p.bwd, p.stack = p.bwd[:0], append(p.stack[:0], x)
-	p.mark[x] = sb
+	p.mark[x] = p.sb
 	for len(p.stack) > 0 {
 		v := p.stack[len(p.stack)-1]
 		p.stack = p.stack[:len(p.stack)-1]
 		p.bwd = append(p.bwd, v)
-		pred(v, func(u int32) {
-			if p.mark[u] != sb && ord[u] > lb {
-				p.mark[u] = sb
-				p.stack = append(p.stack, u)
-			}
-		})
+		pred(v, p.visitBwd)
 	}
-	p.pool = ReorderPK(ord, p.fwd, p.bwd, p.pool)
+	p.keys = ReorderPK(ord, p.fwd, p.bwd, p.keys)
 	return true
 }
 

@@ -107,27 +107,30 @@ func (o *orderer) pred(w int32, fn func(int32)) {
 // (positions per vertex): fwd holds the vertices reached from y, bwd
 // those reaching x, within the positions between. It gives bwd, then
 // fwd, the positions they held, each keeping its relative order, so
-// that ord is topological again. pool is scratch, returned for reuse.
-func ReorderPK(ord []int32, fwd, bwd, pool []int32) []int32 {
-	byOrd := func(a, b int32) int { return int(ord[a] - ord[b]) }
-	slices.SortFunc(fwd, byOrd)
-	slices.SortFunc(bwd, byOrd)
-	pool = pool[:0]
+// that ord is topological again. Each set is sorted as keys (position
+// in the high half, vertex in the low), and the positions handed out are
+// the merge of the two sorted sets. keys is scratch, returned for reuse.
+func ReorderPK(ord []int32, fwd, bwd []int32, keys []int64) []int64 {
+	keys = keys[:0]
 	for _, w := range bwd {
-		pool = append(pool, ord[w])
+		keys = append(keys, int64(ord[w])<<32|int64(w))
 	}
+	nb := len(keys)
 	for _, w := range fwd {
-		pool = append(pool, ord[w])
+		keys = append(keys, int64(ord[w])<<32|int64(w))
 	}
-	slices.Sort(pool)
-	i := 0
-	for _, w := range bwd {
-		ord[w] = pool[i]
-		i++
+	b, f := keys[:nb], keys[nb:]
+	slices.Sort(b)
+	slices.Sort(f)
+	i, j := 0, 0
+	for _, k := range keys {
+		var p int64
+		if j == len(f) || (i < len(b) && b[i] < f[j]) {
+			p, i = b[i], i+1
+		} else {
+			p, j = f[j], j+1
+		}
+		ord[int32(k)] = int32(p >> 32)
 	}
-	for _, w := range fwd {
-		ord[w] = pool[i]
-		i++
-	}
-	return pool
+	return keys
 }

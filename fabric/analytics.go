@@ -38,20 +38,34 @@ func (g *Graph) BFS(src int32, dist, queue []int32) {
 // SwitchComponents labels every switch with its connected component of
 // the switch graph, named by the lowest switch index in it: two switches
 // reach each other iff their labels are equal. O(S + C).
-func (g *Graph) SwitchComponents() []int32 {
+func (g *Graph) SwitchComponents() []int32 { return g.ComponentsWithin(nil) }
+
+// ComponentsWithin labels every switch s with in(s) (every switch when in
+// is nil) with its connected component in the switch graph cut down to
+// those switches, named by the lowest switch index in it; the other
+// switches get -1. O(S + C) plus a call of in per channel.
+func (g *Graph) ComponentsWithin(in func(s int32) bool) []int32 {
 	S := len(g.Switches)
-	comp, dist, queue := make([]int32, S), make([]int32, S), make([]int32, S)
+	comp, queue := make([]int32, S), make([]int32, S)
 	for i := range comp {
 		comp[i] = -1
 	}
 	for s := int32(0); int(s) < S; s++ {
-		if comp[s] >= 0 {
+		if comp[s] >= 0 || (in != nil && !in(s)) {
 			continue
 		}
-		g.BFS(s, dist, queue)
-		for t, d := range dist {
-			if d >= 0 {
-				comp[t] = s
+		comp[s] = s
+		queue[0] = s
+		h, t := 0, 1
+		for h < t {
+			u := queue[h]
+			h++
+			for c := g.Off[u]; c < g.Off[u+1]; c++ {
+				if v := g.Head[c]; comp[v] < 0 && (in == nil || in(v)) {
+					comp[v] = s
+					queue[t] = v
+					t++
+				}
 			}
 		}
 	}

@@ -386,3 +386,45 @@ func BenchmarkHops(b *testing.B) {
 		}
 	}
 }
+
+// TestComponentsWithin compares the labels of the switch graph cut down to
+// a random subset of switches with a union-find over the channels whose
+// ends are both in it.
+func TestComponentsWithin(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 3))
+	for trial := 0; trial < 200; trial++ {
+		g := mustCompile(t, randomFabric(t, r, randOpts{maxSwitches: 30, edgeProb: 0.05 + 0.2*r.Float64(), extras: trial%2 == 0}))
+		S := g.NumSwitches()
+		in := make([]bool, S)
+		for s := range in {
+			in[s] = r.IntN(3) > 0
+		}
+		parent := make([]int32, S)
+		for s := range parent {
+			parent[s] = int32(s)
+		}
+		var find func(s int32) int32
+		find = func(s int32) int32 {
+			if parent[s] != s {
+				parent[s] = find(parent[s])
+			}
+			return parent[s]
+		}
+		for c := range g.Head {
+			if a, b := g.Tail[c], g.Head[c]; in[a] && in[b] {
+				ra, rb := find(a), find(b)
+				parent[max(ra, rb)] = min(ra, rb) // the root is the lowest switch
+			}
+		}
+		got := g.ComponentsWithin(func(s int32) bool { return in[s] })
+		for s := int32(0); int(s) < S; s++ {
+			want := int32(-1)
+			if in[s] {
+				want = find(s)
+			}
+			if got[s] != want {
+				t.Fatalf("trial %d: ComponentsWithin[%d] = %d, want %d (in %v)", trial, s, got[s], want, in)
+			}
+		}
+	}
+}

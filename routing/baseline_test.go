@@ -226,7 +226,7 @@ func blHex(v uint64) string {
 func blCheckCentres(t *testing.T, name string, g *fabric.Graph) int {
 	t.Helper()
 	S := g.NumSwitches()
-	comp := SwitchComponents(g)
+	comp := g.SwitchComponents()
 	dist := make([]int32, S)
 	ecc := make([]int32, S)
 	for s := int32(0); int(s) < S; s++ {

@@ -37,7 +37,7 @@ func detectFatTree(g *fabric.Graph) (*ftreeShape, error) {
 	if S == 0 {
 		return nil, NotApplicable("ftree", "the fabric has no switches")
 	}
-	sh := &ftreeShape{level: make([]int32, S), leafAt: make([]int32, S), comp: SwitchComponents(g)}
+	sh := &ftreeShape{level: make([]int32, S), leafAt: make([]int32, S), comp: g.SwitchComponents()}
 	queue := make([]int32, 0, S)
 	for s := int32(0); int(s) < S; s++ {
 		sh.level[s] = -1
@@ -103,34 +103,10 @@ func detectFatTree(g *fabric.Graph) (*ftreeShape, error) {
 // On our generators (numbered from the leaves, sub-tree by sub-tree) this is
 // the switch index order; on other numberings it restores the grouping.
 func (sh *ftreeShape) orderLeaves(g *fabric.Graph, leaves []int32) {
-	S := g.NumSwitches()
 	L := int(max(sh.top-1, 0)) // levels 1..top-1 define sub-trees
 	labels := make([]int32, L*len(leaves))
-	label := make([]int32, S)
-	queue := make([]int32, S)
 	for l := int32(1); l < sh.top; l++ {
-		for i := range label {
-			label[i] = -1
-		}
-		for s := int32(0); int(s) < S; s++ {
-			if label[s] >= 0 || sh.level[s] > l {
-				continue
-			}
-			label[s] = s
-			queue[0] = s
-			h, t := 0, 1
-			for h < t {
-				u := queue[h]
-				h++
-				for c := g.Off[u]; c < g.Off[u+1]; c++ {
-					if v := g.Head[c]; label[v] < 0 && sh.level[v] <= l {
-						label[v] = s
-						queue[t] = v
-						t++
-					}
-				}
-			}
-		}
+		label := g.ComponentsWithin(func(s int32) bool { return sh.level[s] <= l })
 		for i, s := range leaves {
 			labels[i*L+int(sh.top-1-l)] = label[s] // highest level first
 		}

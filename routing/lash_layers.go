@@ -1,8 +1,9 @@
 package routing
 
 import (
-	"slices"
+	"math/bits"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/fabric"
 )
 
@@ -32,6 +33,26 @@ func (ts *turnSpace) turn(c, c2 int32) int64 {
 	return ts.tbase[c] + int64(c2-ts.g.Off[ts.g.Head[c]])
 }
 
+// eachSucc calls fn with the channels c turns into in layer L, in port
+// order, until fn returns false (then it returns false). c's turns are
+// the bits tbase[c]..tbase[c+1] of L, read a word at a time.
+func (ts *turnSpace) eachSucc(L *dagLayer, c int32, fn func(c2 int32) bool) bool {
+	lo, hi := ts.tbase[c], ts.tbase[c+1]
+	first := ts.g.Off[ts.g.Head[c]]
+	for i := lo; i < hi; i = (i | 63) + 1 {
+		w := L.turns[i>>6] >> (i & 63)
+		if n := hi - i; n < 64 {
+			w &= 1<<n - 1
+		}
+		for ; w != 0; w &= w - 1 {
+			if !fn(first + int32(i-lo+int64(bits.TrailingZeros64(w)))) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // dagLayer is one virtual layer's CDG over channels, kept acyclic with a
 // dynamic topological order (Pearce and Kelly, "A Dynamic Topological Sort
 // Algorithm for Directed Acyclic Graphs", ACM JEA 11, 2006): ord is a
@@ -55,26 +76,42 @@ func (L *dagLayer) has(t int64) bool { return L.turns[t>>6]&(1<<(t&63)) != 0 }
 func (L *dagLayer) set(t int64)      { L.turns[t>>6] |= 1 << (t & 63) }
 func (L *dagLayer) clear(t int64)    { L.turns[t>>6] &^= 1 << (t & 63) }
 
-// dagScratch is the reusable work space of tryAdd (one per goroutine).
+// dagScratch is the reusable work space of tryAdd and insert (one per
+// goroutine): the Pearce–Kelly search state, and the layer's successors
+// and predecessors as cdg.PK asks for them, bound once to the layer
+// being inserted into.
 type dagScratch struct {
-	mark  []uint32 // per channel: stamp of the last search that visited it
-	stamp uint32
-	stack []int32
-	fwd   []int64 // ord<<32 | channel of the forward search's vertices
-	bwd   []int64 // same for the backward search
-	pos   []int32
+	pk    *cdg.PK
+	ts    *turnSpace
+	L     *dagLayer
+	succ  func(c int32, fn func(c2 int32) bool) bool
+	pred  func(c int32, fn func(c0 int32))
 	added []int64 // turns set by the current tryAdd, for rollback
 }
 
-func newDAGScratch(C int) *dagScratch { return &dagScratch{mark: make([]uint32, C)} }
+func newDAGScratch(C int) *dagScratch {
+	sc := &dagScratch{pk: cdg.NewPK(C)}
+	sc.succ, sc.pred = sc.layerSucc, sc.layerPred
+	return sc
+}
 
-func (sc *dagScratch) next() uint32 {
-	sc.stamp++
-	if sc.stamp == 0 {
-		clear(sc.mark)
-		sc.stamp = 1
+// layerSucc calls fn with the channels c turns into in the current
+// layer, in port order, until fn returns false.
+func (sc *dagScratch) layerSucc(c int32, fn func(c2 int32) bool) bool {
+	return sc.ts.eachSucc(sc.L, c, fn)
+}
+
+// layerPred calls fn with the channels that turn into c in the current
+// layer: the reverses of the channels out of c's tail.
+func (sc *dagScratch) layerPred(c int32, fn func(c0 int32)) {
+	g, turns, tbase := sc.ts.g, sc.L.turns, sc.ts.tbase
+	t := g.Tail[c]
+	k := int64(c - g.Off[t])
+	for _, z := range g.Rev[g.Off[t]:g.Off[t+1]] {
+		if u := tbase[z] + k; turns[u>>6]&(1<<(u&63)) != 0 {
+			fn(z)
+		}
 	}
-	return sc.stamp
 }
 
 // tryAdd adds the dependencies of a path (its channels in order) to layer L
@@ -118,80 +155,10 @@ func (ts *turnSpace) tryAdd(L *dagLayer, path []int32, sc *dagScratch) bool {
 	return true
 }
 
-// insert makes room for the turn x -> y in L's order, or reports false
-// when y already reaches x (the turn would close a cycle). It does not set
-// the turn.
+// insert makes room for the turn x -> y in L's order with cdg.PK, or
+// reports false when y already reaches x (the turn would close a cycle).
+// It does not set the turn.
 func (ts *turnSpace) insert(L *dagLayer, x, y int32, sc *dagScratch) bool {
-	g := ts.g
-	lb, ub := L.ord[y], L.ord[x]
-	if lb > ub {
-		return true
-	}
-	// Forward from y through channels placed before x.
-	st := sc.next()
-	sc.fwd = sc.fwd[:0]
-	sc.stack = append(sc.stack[:0], y)
-	sc.mark[y] = st
-	for len(sc.stack) > 0 {
-		w := sc.stack[len(sc.stack)-1]
-		sc.stack = sc.stack[:len(sc.stack)-1]
-		sc.fwd = append(sc.fwd, int64(L.ord[w])<<32|int64(w))
-		h := g.Head[w]
-		off, base := g.Off[h], ts.tbase[w]
-		for k := int32(0); k < g.Off[h+1]-off; k++ {
-			if !L.has(base + int64(k)) {
-				continue
-			}
-			z := off + k
-			if z == x {
-				return false
-			}
-			if L.ord[z] < ub && sc.mark[z] != st {
-				sc.mark[z] = st
-				sc.stack = append(sc.stack, z)
-			}
-		}
-	}
-	// Backward from x through channels placed after y.
-	st = sc.next()
-	sc.bwd = sc.bwd[:0]
-	sc.stack = append(sc.stack[:0], x)
-	sc.mark[x] = st
-	for len(sc.stack) > 0 {
-		w := sc.stack[len(sc.stack)-1]
-		sc.stack = sc.stack[:len(sc.stack)-1]
-		sc.bwd = append(sc.bwd, int64(L.ord[w])<<32|int64(w))
-		t := g.Tail[w]
-		k := int64(w - g.Off[t])
-		for c := g.Off[t]; c < g.Off[t+1]; c++ {
-			z := g.Rev[c] // a channel into t
-			if L.ord[z] > lb && sc.mark[z] != st && L.has(ts.tbase[z]+k) {
-				sc.mark[z] = st
-				sc.stack = append(sc.stack, z)
-			}
-		}
-	}
-	// Reorder: the backward set, then the forward set, each in its old
-	// relative order, onto the positions they held together.
-	slices.Sort(sc.fwd)
-	slices.Sort(sc.bwd)
-	sc.pos = sc.pos[:0]
-	i, j := 0, 0
-	for i < len(sc.bwd) || j < len(sc.fwd) {
-		if j == len(sc.fwd) || (i < len(sc.bwd) && sc.bwd[i] < sc.fwd[j]) {
-			sc.pos = append(sc.pos, int32(sc.bwd[i]>>32))
-			i++
-		} else {
-			sc.pos = append(sc.pos, int32(sc.fwd[j]>>32))
-			j++
-		}
-	}
-	n := 0
-	for _, set := range [2][]int64{sc.bwd, sc.fwd} {
-		for _, v := range set {
-			L.ord[int32(v&0xffffffff)] = sc.pos[n]
-			n++
-		}
-	}
-	return true
+	sc.ts, sc.L = ts, L
+	return sc.pk.Insert(L.ord, x, y, sc.succ, sc.pred)
 }

@@ -46,64 +46,6 @@ func Destinations(g *fabric.Graph) []Dest {
 	return out
 }
 
-// HopsTo fills dist with the hop count (switch-to-switch cables) of a
-// shortest path from every switch to switch dst, -1 where dst cannot be
-// reached. It searches backwards along the channels entering each switch,
-// so it stays right should channels ever be one-way. queue is scratch of
-// NumSwitches() entries. O(S + C), no allocation.
-func HopsTo(g *fabric.Graph, dst int32, dist, queue []int32) {
-	for i := range dist {
-		dist[i] = -1
-	}
-	dist[dst] = 0
-	queue[0] = dst
-	h, t := 0, 1
-	for h < t {
-		v := queue[h]
-		h++
-		dv := dist[v] + 1
-		for c := g.Off[v]; c < g.Off[v+1]; c++ {
-			u := g.Tail[g.Rev[c]] // channel Rev[c] enters v from u
-			if dist[u] < 0 {
-				dist[u] = dv
-				queue[t] = u
-				t++
-			}
-		}
-	}
-}
-
-// SwitchComponents labels every switch with its connected component of the
-// switch graph, named by the lowest switch index in it. O(S + C).
-func SwitchComponents(g *fabric.Graph) []int32 {
-	S := g.NumSwitches()
-	comp := make([]int32, S)
-	for i := range comp {
-		comp[i] = -1
-	}
-	queue := make([]int32, S)
-	for s := int32(0); int(s) < S; s++ {
-		if comp[s] >= 0 {
-			continue
-		}
-		comp[s] = s
-		queue[0] = s
-		h, t := 0, 1
-		for h < t {
-			u := queue[h]
-			h++
-			for c := g.Off[u]; c < g.Off[u+1]; c++ {
-				if v := g.Head[c]; comp[v] < 0 {
-					comp[v] = s
-					queue[t] = v
-					t++
-				}
-			}
-		}
-	}
-	return comp
-}
-
 // ErrUnknownSwitch is wrapped by ResolveSwitch errors: the name matches no
 // switch (nor a CA cabled to one), or several.
 var ErrUnknownSwitch = errors.New("unknown switch")

@@ -86,80 +86,23 @@ func k18Bench(b *testing.B, engine string, links, switches int) *repairBench {
 // by name.
 func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 	fx := k18Bench(b, "nue", 5, 2)
-	ctx := context.Background()
-	c0 := fx.cases[0]
 	b.Run("full-nue", func(b *testing.B) { benchFull(b, fx) })
 	repaired := make([]*lft.Routing, len(fx.cases))
 	for k := range fx.cases {
 		b.Run("repair/"+fx.names[k], func(b *testing.B) { repaired[k] = benchRepair(b, fx, k) })
 	}
-	b.Run("verify/"+fx.names[0], func(b *testing.B) {
-		cpu := enginetest.CPUTime()
-		for i := 0; i < b.N; i++ {
-			if _, err := routing.Verify(c0.g1, repaired[0], fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StopTimer()
-		enginetest.ReportCPU(b, cpu)
-	})
+	b.Run("verify/"+fx.names[0], func(b *testing.B) { benchVerify(b, fx, repaired[0]) })
 	// The daemon keeps the State of the published routing (verified in
 	// full, with counts: verify-state) and verifies a repair against it.
-	vopt := routing.VerifyOptions(fx.e, routing.Options{MaxVLs: fx.vls})
-	var st0 *cdg.State
-	state0 := func(b *testing.B) { // verify-state may not have run
-		if st0 == nil {
-			if _, st0, _ = cdg.VerifyState(fx.g0, fx.old, vopt); st0 == nil {
-				b.Fatal("no State of the routing before the failure")
-			}
-		}
-	}
-	b.Run("verify-state/intact", func(b *testing.B) {
-		cpu := enginetest.CPUTime()
-		for i := 0; i < b.N; i++ {
-			var err error
-			if _, st0, err = cdg.VerifyState(fx.g0, fx.old, vopt); err != nil || st0 == nil {
-				b.Fatalf("no State: %v", err)
-			}
-		}
-		b.StopTimer()
-		enginetest.ReportCPU(b, cpu)
-	})
-	b.Run("verify-incremental/"+fx.names[0], func(b *testing.B) {
-		state0(b)
-		var st *cdg.State
-		cpu := enginetest.CPUTime()
-		for i := 0; i < b.N; i++ {
-			var err error
-			if _, st, err = st0.Verify(c0.g1, repaired[0], vopt); err != nil || st == nil {
-				b.Fatalf("no State: %v", err)
-			}
-		}
-		b.StopTimer()
-		enginetest.ReportCPU(b, cpu)
-		b.ReportMetric(float64(st.Walked()), "dests-walked")
-	})
-	b.Run("repair-state/"+fx.names[0], func(b *testing.B) {
-		state0(b)
-		var st routing.RepairStats
-		cpu := enginetest.CPUTime()
-		for i := 0; i < b.N; i++ {
-			var r *lft.Routing
-			var err error
-			if r, st, err = routing.RepairWith(ctx, c0.g1, c0.old, routing.RepairOptions{State: st0}); err != nil || !lft.Equal(r, repaired[0]) {
-				b.Fatalf("repair from the State: %v, or other tables than without", err)
-			}
-		}
-		b.StopTimer()
-		enginetest.ReportCPU(b, cpu)
-		b.ReportMetric(float64(st.Walked), "dests-walked")
-	})
+	sb := &stateBench{fx: fx, vopt: routing.VerifyOptions(fx.e, routing.Options{MaxVLs: fx.vls})}
+	b.Run("verify-state/intact", sb.verifyState)
+	b.Run("verify-incremental/"+fx.names[0], func(b *testing.B) { sb.verifyIncremental(b, repaired[0]) })
+	b.Run("repair-state/"+fx.names[0], func(b *testing.B) { sb.repairState(b, repaired[0]) })
 	// The daemon's path after a failure: repair from the State, then
 	// verify against it.
 	for k := range fx.cases {
 		b.Run("repair+verify/"+fx.names[k], func(b *testing.B) {
-			state0(b)
-			benchRepairVerify(b, fx, st0, repaired[k], k)
+			benchRepairVerify(b, fx, sb.state0(b), repaired[k], k)
 		})
 	}
 	// The daemon's path when the cable or switch comes back: the fabric
@@ -171,35 +114,120 @@ func BenchmarkRepair_FatTree3_k18(b *testing.B) {
 			if repaired[k] == nil {
 				b.Skip("needs the repair/" + fx.names[k] + " row")
 			}
-			state0(b)
-			benchBack(b, fx, st0, repaired[k], k)
+			benchBack(b, fx, sb.state0(b), repaired[k], k)
 		})
 	}
-	b.Run("back/"+fx.names[0], func(b *testing.B) {
-		var r *lft.Routing
-		var st routing.RepairStats
-		var err error
-		cpu := enginetest.CPUTime()
-		for i := 0; i < b.N; i++ {
-			if r, st, err = routing.RepairWith(ctx, c0.g0, repaired[0], routing.RepairOptions{Before: c0.g1}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StopTimer()
-		enginetest.ReportCPU(b, cpu)
-		if _, err := routing.Verify(c0.g0, r, fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
-			b.Fatalf("tables fail verification: %v", err)
-		}
-		b.ReportMetric(float64(st.Changed), "entries-changed")
-		b.ReportMetric(float64(c0.used), "entries-used")
-		b.ReportMetric(float64(changed(c0.g0, c0.g0, fx.old, r)), "entries-off-original")
-		b.ReportMetric(meanHops(c0.g0, r), "hops-mean")
-	})
+	b.Run("back/"+fx.names[0], func(b *testing.B) { benchCableBack(b, fx, repaired[0]) })
 	dfs := k18Bench(b, "dfsssp", 3, 0)
 	b.Run("full-dfsssp", func(b *testing.B) { benchFull(b, dfs) })
 	for k := range dfs.cases {
 		b.Run("repair-dfsssp/"+dfs.names[k], func(b *testing.B) { benchRepair(b, dfs, k) })
 	}
+}
+
+// benchVerify times the full verification of repaired, the repair of
+// fx's first failure.
+func benchVerify(b *testing.B, fx *repairBench, repaired *lft.Routing) {
+	c0 := fx.cases[0]
+	cpu := enginetest.CPUTime()
+	for i := 0; i < b.N; i++ {
+		if _, err := routing.Verify(c0.g1, repaired, fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	enginetest.ReportCPU(b, cpu)
+}
+
+// stateBench holds the State of fx's routing before the failures, made
+// by the verify-state row or, when that row did not run, on first use.
+type stateBench struct {
+	fx   *repairBench
+	vopt cdg.Options
+	st0  *cdg.State
+}
+
+// state0 returns the State of the routing before the failures.
+func (sb *stateBench) state0(b *testing.B) *cdg.State {
+	if sb.st0 == nil {
+		if _, sb.st0, _ = cdg.VerifyState(sb.fx.g0, sb.fx.old, sb.vopt); sb.st0 == nil {
+			b.Fatal("no State of the routing before the failure")
+		}
+	}
+	return sb.st0
+}
+
+// verifyState times the full verification that keeps a State.
+func (sb *stateBench) verifyState(b *testing.B) {
+	cpu := enginetest.CPUTime()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if _, sb.st0, err = cdg.VerifyState(sb.fx.g0, sb.fx.old, sb.vopt); err != nil || sb.st0 == nil {
+			b.Fatalf("no State: %v", err)
+		}
+	}
+	b.StopTimer()
+	enginetest.ReportCPU(b, cpu)
+}
+
+// verifyIncremental times the verification of repaired, the repair of
+// the first failure, against the State.
+func (sb *stateBench) verifyIncremental(b *testing.B, repaired *lft.Routing) {
+	st0, c0 := sb.state0(b), sb.fx.cases[0]
+	var st *cdg.State
+	cpu := enginetest.CPUTime()
+	for i := 0; i < b.N; i++ {
+		var err error
+		if _, st, err = st0.Verify(c0.g1, repaired, sb.vopt); err != nil || st == nil {
+			b.Fatalf("no State: %v", err)
+		}
+	}
+	b.StopTimer()
+	enginetest.ReportCPU(b, cpu)
+	b.ReportMetric(float64(st.Walked()), "dests-walked")
+}
+
+// repairState times the repair of the first failure from the State; its
+// tables must be repaired's (the repair without the State).
+func (sb *stateBench) repairState(b *testing.B, repaired *lft.Routing) {
+	st0, c0 := sb.state0(b), sb.fx.cases[0]
+	var st routing.RepairStats
+	cpu := enginetest.CPUTime()
+	for i := 0; i < b.N; i++ {
+		var r *lft.Routing
+		var err error
+		if r, st, err = routing.RepairWith(context.Background(), c0.g1, c0.old, routing.RepairOptions{State: st0}); err != nil || !lft.Equal(r, repaired) {
+			b.Fatalf("repair from the State: %v, or other tables than without", err)
+		}
+	}
+	b.StopTimer()
+	enginetest.ReportCPU(b, cpu)
+	b.ReportMetric(float64(st.Walked), "dests-walked")
+}
+
+// benchCableBack times the repair of repaired (the repair of fx's first
+// failure) when the failed cable comes back (RepairWith, Before) and
+// verifies it.
+func benchCableBack(b *testing.B, fx *repairBench, repaired *lft.Routing) {
+	c0 := fx.cases[0]
+	var r *lft.Routing
+	var st routing.RepairStats
+	var err error
+	cpu := enginetest.CPUTime()
+	for i := 0; i < b.N; i++ {
+		if r, st, err = routing.RepairWith(context.Background(), c0.g0, repaired, routing.RepairOptions{Before: c0.g1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	enginetest.ReportCPU(b, cpu)
+	if _, err := routing.Verify(c0.g0, r, fx.e, routing.Options{MaxVLs: fx.vls}); err != nil {
+		b.Fatalf("tables fail verification: %v", err)
+	}
+	b.ReportMetric(float64(st.Changed), "entries-changed")
+	b.ReportMetric(float64(c0.used), "entries-used")
+	b.ReportMetric(float64(changed(c0.g0, c0.g0, fx.old, r)), "entries-off-original")
+	b.ReportMetric(meanHops(c0.g0, r), "hops-mean")
 }
 
 // benchFull times a full routing of fx's first failure.

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"context"
-	"math/bits"
 
 	"github.com/nuesm/nuesm/internal/parallel"
 )
@@ -85,23 +84,12 @@ func (ts *turnSpace) orderLayer(L *dagLayer) bool {
 	return len(q) == int(C)
 }
 
-// succ appends the channels c turns into in layer L to buf, reading the
-// bitset a word at a time.
+// succ appends the channels c turns into in layer L to buf.
 func (ts *turnSpace) succ(L *dagLayer, c int32, buf []int32) []int32 {
-	lo, hi := ts.tbase[c], ts.tbase[c+1]
-	first := ts.g.Off[ts.g.Head[c]]
-	for i := lo; i < hi; {
-		w := L.turns[i>>6] >> (i & 63)
-		if n := hi - i; n < 64 {
-			w &= 1<<n - 1
-		}
-		for w != 0 {
-			k := int64(bits.TrailingZeros64(w))
-			buf = append(buf, first+int32(i-lo+k))
-			w &= w - 1
-		}
-		i = (i | 63) + 1
-	}
+	ts.eachSucc(L, c, func(c2 int32) bool {
+		buf = append(buf, c2)
+		return true
+	})
 	return buf
 }
 

@@ -79,7 +79,7 @@ func (e UpDn) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 // order of the components' lowest switch index, as Route chooses them.
 func (UpDn) Roots(ctx context.Context, g *fabric.Graph, opt Options) ([]int32, error) {
 	S := g.NumSwitches()
-	comp := SwitchComponents(g)
+	comp := g.SwitchComponents()
 	root := make([]int32, S) // by component label
 	for i := range root {
 		root[i] = -1

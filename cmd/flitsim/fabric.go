@@ -76,19 +76,19 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 	}
 	switch {
 	case sources != 1:
-		return nil, fmt.Errorf("give exactly one of FABRIC, --default or --gen KIND")
+		return nil, usageError(fmt.Errorf("give exactly one of FABRIC, --default or --gen KIND"))
 	case ff.gen != "":
 		params := map[string]string{}
 		for _, p := range ff.genParams {
 			k, v, ok := strings.Cut(p, "=")
 			if !ok || k == "" {
-				return nil, fmt.Errorf("--gen-param %q, expected name=value", p)
+				return nil, usageError(fmt.Errorf("--gen-param %q, expected name=value", p))
 			}
 			params[k] = v
 		}
 		tp, err := topo.Generate(ff.gen, params)
 		if err != nil {
-			return nil, err
+			return nil, usageError(err) // the generator's parameters are flags
 		}
 		f, l.name, l.groups = tp.Fabric, tp.Kind+" "+tp.Params, tp.Group
 		l.kind, l.coords = tp.Kind, tp.Coords
@@ -98,7 +98,7 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 		if ff.useDefault {
 			ld, err = defaults.Load()
 		} else if limit, lerr := defaults.MaxDumpBytes(); lerr != nil {
-			err = lerr
+			err = usageError(lerr)
 		} else {
 			ld, err = ibnetdiscover.LoadFileLimited(args[0], limit)
 		}
@@ -114,7 +114,7 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 		var fails []topo.Failure
 		var err error
 		if f, fails, err = topo.InjectFailures(f, sp); err != nil {
-			return nil, fmt.Errorf("%s: %w", l.name, err)
+			return nil, usageError(fmt.Errorf("%s: %w", l.name, err)) // a failure spec the fabric cannot meet
 		}
 		// Name the failures so that sweeps of failed fabrics stay apart.
 		l.name += fmt.Sprintf(" fail=%d seed=%d", len(fails), sp.Seed)
@@ -154,7 +154,7 @@ func checkTables(w io.Writer, l *loaded, ff fabricFlags) error {
 func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*lft.Routing, error) {
 	engines, err := routing.ParseChain(ff.engines)
 	if err != nil {
-		return nil, err
+		return nil, usageError(err)
 	}
 	opt := routing.Options{MaxVLs: ff.vls, Seed: ff.seed, Root: ff.root}
 	if !ff.unsafe {

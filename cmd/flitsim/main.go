@@ -13,6 +13,7 @@ import (
 
 	"github.com/nuesm/nuesm/internal/buildinfo"
 	"github.com/nuesm/nuesm/internal/defaults"
+	"github.com/nuesm/nuesm/internal/exitstatus"
 	"github.com/nuesm/nuesm/internal/vlflag"
 )
 
@@ -20,7 +21,7 @@ func main() {
 	if err := newRootCmd().Execute(); err != nil {
 		// Errors of package flitsim name it already.
 		fmt.Fprintln(os.Stderr, "flitsim:", strings.TrimPrefix(err.Error(), "flitsim: "))
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -40,14 +41,15 @@ Examples:
   flitsim run --gen ring --gen-param switches=5 --engine minhop --unsafe --traffic uniform --load 1 \
       --switching vct --queueing fifo --packet-flits 4 --buffer-flits 4
 
-` + defaults.MaxDumpHelp,
+` + defaults.MaxDumpHelp + "\n\n" + exitHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			return vlflag.Check(cmd.Flags(), "vls")
+			return usageError(vlflag.Check(cmd.Flags(), "vls"))
 		},
 	}
 	buildinfo.AddVersion(root)
 	root.AddCommand(newRunCmd(), newSweepCmd(), newMergeCmd(), newSummaryCmd())
+	exitstatus.MarkUsage(root)
 	return root
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/flitsim"
 	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/exitstatus"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -119,18 +120,19 @@ func TestRunTables(t *testing.T) {
 func TestRunDeadlock(t *testing.T) {
 	out, stderr, err := run(t, "run", "--gen", "ring", "--gen-param", "switches=5", "--engine", "minhop", "--unsafe",
 		"--traffic", "uniform", "--load", "1", "--queueing", "fifo", "--packet-flits", "4", "--buffer-flits", "4", "--cycles", "30000")
-	if !errors.Is(err, flitsim.ErrDeadlock) {
-		t.Fatalf("err = %v, want a deadlock", err)
+	if !errors.Is(err, flitsim.ErrDeadlock) || exitCode(err) != exitstatus.Failure {
+		t.Fatalf("err = %v (exit %d), want a deadlock (exit 1)", err, exitCode(err))
 	}
 	if !strings.Contains(stderr, "fail verification") || !strings.Contains(out, `DEADLOCK`) || !strings.Contains(out, `"ring r0"`) {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)
 	}
 	// Without --unsafe the verifier refuses MinHop's tables on a ring.
-	if _, _, err := run(t, "run", "--gen", "ring", "--engine", "minhop"); !errors.Is(err, routing.ErrChainFailed) {
-		t.Errorf("minhop without --unsafe: %v", err)
+	if _, _, err := run(t, "run", "--gen", "ring", "--engine", "minhop"); !errors.Is(err, routing.ErrChainFailed) || exitCode(err) != exitstatus.Failure {
+		t.Errorf("minhop without --unsafe: exit %d, %v", exitCode(err), err)
 	}
 }
 
+// TestRunErrors: bad flags and arguments are usage errors (exit 2).
 func TestRunErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"run"}, // no fabric
@@ -140,8 +142,8 @@ func TestRunErrors(t *testing.T) {
 		{"run", "--gen", "torus", "--gen-param", "dims=4x4", "--engine", "dor", "--switching", "store-and-forward"},
 		{"run", "--gen", "torus", "--gen-param", "dims=4x4", "--engine", "dor", "--buffer-flits", "2"},
 	} {
-		if _, _, err := run(t, args...); err == nil {
-			t.Errorf("%v: no error", args)
+		if _, _, err := run(t, args...); err == nil || exitCode(err) != exitstatus.Usage {
+			t.Errorf("%v: exit %d, %v; want a usage error", args, exitCode(err), err)
 		}
 	}
 }

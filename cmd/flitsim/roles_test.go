@@ -9,6 +9,7 @@ import (
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/flitsim"
+	"github.com/nuesm/nuesm/internal/exitstatus"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/studies/placement"
 	"github.com/nuesm/nuesm/topo"
@@ -137,7 +138,7 @@ func TestRunRoles(t *testing.T) {
 		}
 	}
 	if _, _, err := run(t, "run", "--gen", "torus", "--gen-param", "dims=4x4", "--gen-param", "hosts=1", "--engine", "dor",
-		"--traffic", "io", "--roles", path, "--no-bound"); err == nil {
-		t.Error("roles of an 8x8 torus accepted on 4x4")
+		"--traffic", "io", "--roles", path, "--no-bound"); err == nil || exitCode(err) != exitstatus.Failure {
+		t.Errorf("roles of an 8x8 torus on 4x4: exit %d, %v; want a failure (exit 1), the file's content is no flag", exitCode(err), err)
 	}
 }

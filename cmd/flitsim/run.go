@@ -260,12 +260,13 @@ func (rf *runFlags) workload(l *loaded, n *flitsim.Network) (flitsim.Traffic, er
 	switch tr.Pattern {
 	case flitsim.NextGroup, flitsim.GroupHotSpot, flitsim.GroupLocal:
 		if l.groups == nil {
-			return tr, fmt.Errorf("traffic %s needs switch groups: generate the fabric with --gen (dragonfly, rsi…)", tr.Pattern)
+			return tr, usageError(fmt.Errorf("traffic %s needs switch groups: generate the fabric with --gen (dragonfly, rsi…)", tr.Pattern))
 		}
 		tr.Groups = l.groups
 	case flitsim.IO:
 		if rf.roles != "" {
 			tr.IONode, err = rolesIONodes(rf.roles, n)
+			err = failure(err) // the roles file's content, not a flag
 		} else {
 			tr.IONode, err = n.IONodesEvery(rf.ioEvery)
 		}
@@ -304,7 +305,7 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	}
 	cfg, err := rf.config(l)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	n, err := flitsim.NewNetwork(l.g, l.r, cfg)
 	if err != nil {
@@ -312,10 +313,10 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	}
 	specs, err := rf.pf.specs()
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	if len(specs) != 1 {
-		return fmt.Errorf("--policy: run takes one policy, got %d (sweep compares several)", len(specs))
+		return usageError(fmt.Errorf("--policy: run takes one policy, got %d (sweep compares several)", len(specs)))
 	}
 	if n, err = specs[0].Apply(n, rf.pf.env(l)); err != nil {
 		return err

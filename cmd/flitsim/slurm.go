@@ -73,7 +73,10 @@ same files a local sweep writes.`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return fmt.Errorf("--out DIR is required")
+				return usageError(fmt.Errorf("--out DIR is required"))
+			}
+			if err := checkPlots(plots); err != nil {
+				return err
 			}
 			doc, err := flitsim.MergePointFiles(args)
 			if err != nil {
@@ -87,12 +90,19 @@ same files a local sweep writes.`,
 	return c
 }
 
-// writeSweep writes DIR/sweep.csv, DIR/sweep.json and the plots, and
-// prints the best throughput per engine.
-func writeSweep(stdout io.Writer, dir string, doc flitsim.SweepDoc, plots string) error {
+// checkPlots refuses a --plots other than svg, png or none (a usage
+// error).
+func checkPlots(plots string) error {
 	if plots != "svg" && plots != "png" && plots != "none" {
-		return fmt.Errorf("--plots %q, expected svg, png or none", plots)
+		return usageError(fmt.Errorf("--plots %q, expected svg, png or none", plots))
 	}
+	return nil
+}
+
+// writeSweep writes DIR/sweep.csv, DIR/sweep.json and the plots, and
+// prints the best throughput per engine; plots is svg, png or none
+// (checkPlots).
+func writeSweep(stdout io.Writer, dir string, doc flitsim.SweepDoc, plots string) error {
 	csvPath, jsonPath, err := flitsim.WriteSweepFiles(dir, doc)
 	if err != nil {
 		return err

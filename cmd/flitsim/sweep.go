@@ -110,25 +110,25 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 	}
 	stderr, stdout := cmd.ErrOrStderr(), cmd.OutOrStdout()
 	if sf.rf.ff.lfts != "" {
-		return fmt.Errorf("sweep routes the fabric with every --engine; --lfts is for run")
+		return usageError(fmt.Errorf("sweep routes the fabric with every --engine; --lfts is for run"))
 	}
-	if sf.plots != "svg" && sf.plots != "png" && sf.plots != "none" {
-		return fmt.Errorf("--plots %q, expected svg, png or none", sf.plots)
+	if err := checkPlots(sf.plots); err != nil {
+		return err
 	}
 	pl, err := sf.sweepPlan()
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	if sf.slurmArray != "" {
 		return writeSlurmArray(cmd, args, sf, len(pl.Points))
 	}
 	if sf.out == "" {
-		return fmt.Errorf("--out DIR is required")
+		return usageError(fmt.Errorf("--out DIR is required"))
 	}
 	points := pl.Points
 	if sf.point >= 0 {
 		if sf.point >= len(points) {
-			return fmt.Errorf("--point %d, the sweep has points 0..%d", sf.point, len(points)-1)
+			return usageError(fmt.Errorf("--point %d, the sweep has points 0..%d", sf.point, len(points)-1))
 		}
 		points = points[sf.point : sf.point+1]
 	}
@@ -138,7 +138,7 @@ func runSweep(cmd *cobra.Command, args []string, sf sweepFlags) error {
 	}
 	cfg, err := sf.rf.config(l)
 	if err != nil {
-		return err
+		return usageError(err)
 	}
 	label := l.name
 	if sf.label != "" {

@@ -2,14 +2,13 @@ package main
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/defaults"
+	"github.com/nuesm/nuesm/internal/dumptest"
 	"github.com/nuesm/nuesm/internal/ibtest"
 )
 
@@ -28,11 +27,8 @@ func runBounded(t *testing.T, args ...string) error {
 // error, and a dump over NUESM_MAX_DUMP_BYTES; a bad limit is a usage
 // error.
 func TestDumpReadsBounded(t *testing.T) {
+	dumps := dumptest.Unreadable(t)
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.topo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no named pipes here: %v", err)
-	}
 	good := filepath.Join(dir, "good")
 	if _, _, err := run(t, "route", "--default", "-q", "-o", good); err != nil {
 		t.Fatal(err)
@@ -46,10 +42,6 @@ func TestDumpReadsBounded(t *testing.T) {
 		"export": func(d string) []string { return []string{"export", good, "--fabric", d, "-o", filepath.Join(dir, "x")} },
 		"dot":    func(d string) []string { return []string{"dot", d} },
 		"sar":    func(d string) []string { return []string{"study", "sar", d, "-q"} },
-	}
-	dumps := map[string]error{fifo: ibnetdiscover.ErrNotDump}
-	if _, err := os.Stat("/dev/zero"); err == nil {
-		dumps["/dev/zero"] = ibnetdiscover.ErrNotRegular
 	}
 	for name, args := range commands {
 		for dump, want := range dumps {

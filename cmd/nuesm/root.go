@@ -5,6 +5,7 @@ import (
 
 	"github.com/nuesm/nuesm/internal/buildinfo"
 	"github.com/nuesm/nuesm/internal/defaults"
+	"github.com/nuesm/nuesm/internal/exitstatus"
 )
 
 func newRootCmd() *cobra.Command {
@@ -36,7 +37,7 @@ Examples:
 	}
 	root.AddCommand(newStudyCmd())
 	root.AddCommand(studyAliases()...)
-	markUsage(root)
+	exitstatus.MarkUsage(root)
 	return root
 }
 
