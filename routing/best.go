@@ -64,7 +64,7 @@ func (b Best) Configure(params map[string]string) (Engine, error) {
 	if err := CheckParams("best", b.Params(), params); err != nil {
 		var pe *ParamError
 		if errors.As(err, &pe) && pe.Unknown {
-			return nil, fmt.Errorf("%w (an engine of of with parameters goes in parentheses: of=nue+(nue:%s=%s))", err, pe.Name, pe.Value)
+			return nil, fmt.Errorf("%w (an engine with parameters goes into of as its spec in parentheses: of=nue+(nue:share=switchlid))", err)
 		}
 		return nil, err
 	}
