@@ -97,6 +97,10 @@ type OpenSMConfig struct {
 	AllowReorder    bool     `toml:"allow_reorder"`
 	SLChecks        int      `toml:"sl_checks"`
 	SL2VLChecks     int      `toml:"sl2vl_checks"`
+	Apply           string   `toml:"apply"`
+	SMPAgent        string   `toml:"smp_agent"`
+	SMPDevice       string   `toml:"smp_device"`
+	MKey            uint64   `toml:"mkey"`
 }
 
 // SLURMConfig configures where running jobs come from.

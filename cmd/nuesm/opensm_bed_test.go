@@ -51,6 +51,20 @@ type osmBed struct {
 	noStepCheck bool
 }
 
+// envRunMain makes the test binary run nuesm's main (TestMain): the
+// deployer starts it as its SMP agent ("smp-agent"), with the diags'
+// environment, since the simulator's LD_PRELOAD library must be loaded
+// when the process starts.
+const envRunMain = "NUESM_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envRunMain) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 // budget returns frac of the time left before the test's deadline
 // (10 minutes when there is none).
 func budget(t testing.TB, frac float64) time.Duration {
@@ -143,11 +157,12 @@ func (b *osmBed) toolEnv() []string {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	return []string{"IBSIM_SOCKNAME=" + b.sim.SockName, "LD_PRELOAD=" + lib}
+	return []string{"IBSIM_SOCKNAME=" + b.sim.SockName, "LD_PRELOAD=" + lib, envRunMain + "=1"}
 }
 
-// config returns a daemon configuration with the deployer on; the test
-// checks every proven write step itself.
+// config returns a daemon configuration with the deployer on (applying
+// steps with SIGHUP; the SMP tests set apply = "smp"); the test checks
+// every proven write step itself.
 func (b *osmBed) config(engine string, vls int) sm.Config {
 	return sm.Config{
 		Fabric: b.fabric, Output: b.out, Engines: engine, MaxVLs: vls, Listen: "127.0.0.1:0",
@@ -158,6 +173,7 @@ func (b *osmBed) config(engine string, vls int) sm.Config {
 			StepTimeout: sm.Duration{Duration: budget(b.t, 0.05)}, Drain: sm.Duration{Duration: 20 * time.Millisecond},
 			Retry: sm.Duration{Duration: 500 * time.Millisecond}, Rediscover: sm.Duration{Duration: -1},
 			DiscoverPoll: sm.Duration{Duration: 50 * time.Millisecond},
+			Apply:        deploy.ApplySIGHUP, SMPAgent: os.Args[0],
 		},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/sm"
+	"github.com/nuesm/nuesm/sm/deploy"
 	"github.com/nuesm/nuesm/topo"
 )
 
@@ -200,12 +201,18 @@ func interSwitchPort(t *testing.T, tp *topo.Topology) (string, int) {
 // test reads every switch back (dump_fts) and requires the step's tables
 // and a state without loops or CDG cycles with every destination live;
 // after each change the published tables, SA path SLs and SL2VL tables.
-func TestOpenSMRolloutFatTree(t *testing.T) {
+func TestOpenSMRolloutFatTree(t *testing.T) { rolloutFatTree(t, deploy.ApplySIGHUP) }
+
+// TestOpenSMRolloutFatTreeSMP is TestOpenSMRolloutFatTree with the
+// deployer writing the LFT blocks itself (apply = "smp").
+func TestOpenSMRolloutFatTreeSMP(t *testing.T) { rolloutFatTree(t, deploy.ApplySMP) }
+
+func rolloutFatTree(t *testing.T, apply string) {
 	tp, err := topo.FatTree(4, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, srv, st := deployed(t, tp, "nue", 4, true, nil)
+	b, srv, st := deployed(t, tp, "nue", 4, true, func(c *sm.Config) { c.OpenSM.Apply = apply })
 	b.checkDeployed(st.Published.Generation, 96)
 
 	name, port := interSwitchPort(t, tp)

@@ -271,8 +271,8 @@ func (b *osmBed) stagedSLs(g *fabric.Graph) func(*lft.Routing) {
 // and measures the heal; then repairs it and waits for the rollout. The
 // deployer runs as in production, without the test's read-back after each
 // step: the measuring reader checks every state it samples.
-func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration) healResult {
-	b, srv, st := deployed(t, tp, "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration = drain })
+func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration, apply string) healResult {
+	b, srv, st := deployed(t, tp, "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration, c.OpenSM.Apply = drain, apply })
 	name, port := interSwitchPort(t, tp)
 	g := withoutCable(t, b.sim, name, port)
 	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, name, port), true)
@@ -325,12 +325,18 @@ func healOpenSM(t *testing.T, tp *topo.Topology, engine string) healResult {
 // delivered again must be free of loops and CDG cycles; the time to
 // healed and the pair-seconds black-holed are logged (bench/failover
 // compares them with OpenSM's own engines).
-func TestOpenSMFailureHeal(t *testing.T) {
+func TestOpenSMFailureHeal(t *testing.T) { failureHeal(t, deploy.ApplySIGHUP) }
+
+// TestOpenSMFailureHealSMP is TestOpenSMFailureHeal with the deployer
+// writing the LFT blocks itself (apply = "smp").
+func TestOpenSMFailureHealSMP(t *testing.T) { failureHeal(t, deploy.ApplySMP) }
+
+func failureHeal(t *testing.T, apply string) {
 	tp, err := topo.FatTree(4, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := healNuesm(t, tp, 4, 20*time.Millisecond)
+	res := healNuesm(t, tp, 4, 20*time.Millisecond, apply)
 	if res.Unsafe > 0 {
 		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.States, res.Worst)
 	}
@@ -372,12 +378,14 @@ func TestFailoverBench(t *testing.T) {
 				r.PairSeconds, r.States, unsafe))
 			t.Log(rows[len(rows)-1])
 		}
-		t.Run(f.name+"/nuesm", func(t *testing.T) {
-			add("nuesm nue, drain 20 ms", healNuesm(t, f.tp, f.vls, 20*time.Millisecond))
-		})
-		t.Run(f.name+"/nuesm-drain", func(t *testing.T) {
-			add("nuesm nue, drain 1.1 s", healNuesm(t, f.tp, f.vls, 1100*time.Millisecond))
-		})
+		for _, apply := range []string{deploy.ApplySMP, deploy.ApplySIGHUP} {
+			t.Run(f.name+"/nuesm-"+apply, func(t *testing.T) {
+				add("nuesm nue, "+apply+", drain 20 ms", healNuesm(t, f.tp, f.vls, 20*time.Millisecond, apply))
+			})
+			t.Run(f.name+"/nuesm-"+apply+"-drain", func(t *testing.T) {
+				add("nuesm nue, "+apply+", drain 1.1 s", healNuesm(t, f.tp, f.vls, 1100*time.Millisecond, apply))
+			})
+		}
 		for _, e := range []string{"updn", "minhop", "dfsssp"} {
 			t.Run(f.name+"/"+e, func(t *testing.T) { add("OpenSM "+e, healOpenSM(t, f.tp, e)) })
 		}

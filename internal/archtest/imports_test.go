@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile": nil,
 	"internal/buildinfo":  nil,
 	"internal/ibtest":     nil,
+	"internal/umad":       nil,
 	"slurm":               nil,
 	// Model and I/O.
 	"fabric":            {"internal/parallel"},
@@ -44,7 +45,7 @@ var allowed = map[string][]string{
 	"sm": {"fabric", "ibnetdiscover", "lft", "cdg", "plan", "routing", "nue", "dfsssp", "sar",
 		"slurm", "internal/atomicfile", "internal/buildinfo", "internal/defaults", "internal/parallel"},
 	"sm/deploy": {"fabric", "ibnetdiscover", "lft", "cdg", "plan", "routing", "sm",
-		"internal/atomicfile", "internal/parallel"},
+		"internal/atomicfile", "internal/parallel", "internal/umad"},
 	// The simulator knows the model and the tables, nothing of routing or
 	// the studies: policies reach it through its own interfaces.
 	"flitsim":      {"fabric", "lft", "internal/parallel", "internal/atomicfile"},

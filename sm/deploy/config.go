@@ -3,10 +3,12 @@ package deploy
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/umad"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -90,6 +92,20 @@ type Config struct {
 	// SL2VLChecks is how many ports a step that changes the SL2VL mapping
 	// reads back with smpquery (default 4; negative: none).
 	SL2VLChecks int
+	// Apply is how a step's LFT writes reach the switches: "sighup"
+	// (OpenSM's heavy sweep loads the staged file) or "smp" (the
+	// deployer writes the changed blocks with SMPs through its agent; SL
+	// and SL2VL changes still go through SIGHUP, since OpenSM's SA and QoS
+	// setup serve them). Default: ApplySMP (docs/deploy.md says why).
+	Apply string
+	// SMPAgent is the program run as "<SMPAgent> smp-agent" to send the
+	// SMPs, with ToolEnv and in ToolWorkDir (default: this executable).
+	SMPAgent string
+	// SMPDevice is the umad device the SMPs leave from (default
+	// /dev/infiniband/umad0).
+	SMPDevice string
+	// MKey is the M_Key sent with every SMP (OpenSM's m_key; default 0).
+	MKey uint64
 	// AfterStep, when set, is called after each proven write step, while
 	// nothing else writes the switches (tests read them back then).
 	AfterStep func(StepEvent)
@@ -136,6 +152,15 @@ func (c Config) Defaults(output string) Config {
 	if c.MaxVLs == 0 {
 		c.MaxVLs = 8
 	}
+	if c.Apply == "" {
+		c.Apply = ApplySMP
+	}
+	if c.SMPAgent == "" {
+		c.SMPAgent, _ = os.Executable()
+	}
+	if c.SMPDevice == "" {
+		c.SMPDevice = "/dev/infiniband/umad0"
+	}
 	return c
 }
 
@@ -161,6 +186,15 @@ func (c Config) Validate() error {
 	}
 	if c.ToolOutputLimit < 4096 {
 		errs = append(errs, fmt.Errorf("opensm.tool_output_limit %d bytes, expected >= 4096", c.ToolOutputLimit))
+	}
+	if c.Apply != ApplySIGHUP && c.Apply != ApplySMP {
+		errs = append(errs, fmt.Errorf("opensm.apply %q, expected %q or %q", c.Apply, ApplySIGHUP, ApplySMP))
+	}
+	if c.Apply == ApplySMP && c.SMPAgent == "" {
+		errs = append(errs, errors.New("opensm.apply = \"smp\" needs opensm.smp_agent (the nuesm executable could not be found)"))
+	}
+	if self, err := os.Executable(); c.Apply == ApplySMP && !umad.Supported && err == nil && c.SMPAgent == self {
+		errs = append(errs, errors.New("opensm.apply = \"smp\": this nuesm was built without cgo and cannot send SMPs; set opensm.apply = \"sighup\" or opensm.smp_agent to a nuesm built with cgo"))
 	}
 	if c.MaxVLs < 1 || c.MaxVLs > 15 {
 		errs = append(errs, fmt.Errorf("max_vls %d, expected 1..15", c.MaxVLs))

@@ -36,6 +36,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,6 +45,7 @@ import (
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/internal/atomicfile"
+	"github.com/nuesm/nuesm/internal/umad"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -145,6 +147,13 @@ type Deployer struct {
 	staged *stagedRead
 	// logWatch wakes a step's wait when OpenSM writes its log.
 	logWatch *watcher
+	// agent sends the SMPs of Apply "smp"; sweeps follows OpenSM's
+	// heavy sweeps in its log.
+	agent  *umad.Agent
+	sweeps sweepTracker
+	// smpPending says SMPs wrote blocks OpenSM has not loaded from the
+	// file since (catchUp).
+	smpPending bool
 }
 
 // read reads the switches back; entries dump_fts misses that no step
@@ -261,6 +270,8 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Deployer, er
 		osm:  &openSM{pidFile: cfg.PIDFile, logFile: cfg.LogFile, procDir: "/proc"},
 		met:  newMetrics(reg),
 		gens: make(chan genRef, 1),
+		agent: &umad.Agent{Bin: cfg.SMPAgent, Env: cfg.ToolEnv, Dir: cfg.ToolWorkDir,
+			Args: []string{"smp-agent", "--device", cfg.SMPDevice, "--mkey", strconv.FormatUint(cfg.MKey, 10)}},
 	}
 	st, err := d.loadState()
 	if err != nil {
@@ -332,6 +343,8 @@ func (d *Deployer) publishStatus() {
 func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 	d.snapshot(ctx)
 	d.logWatch = watchDirs(ctx, filepath.Dir(d.cfg.LogFile))
+	d.sweeps = sweepTracker{off: d.osm.logOffset()}
+	defer d.agent.Close()
 	if d.cfg.Discover {
 		go d.watchFabric(ctx, trigger)
 	}

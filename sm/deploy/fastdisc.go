@@ -47,12 +47,26 @@ func (d *Deployer) lostCables(ctx context.Context, guids []uint64, trigger func(
 			d.log.Debug("no directed route to a trapping switch; full discovery", "guid", fmt.Sprintf("%#x", guid))
 			return false
 		}
+		var n int
+		if d.cfg.Apply == ApplySMP {
+			// The agent is at hand: PortInfo and NodeInfo Gets cost
+			// less than an iblinkinfo run.
+			seen, err := d.portsBySMP(ctx, text, guid, path)
+			if err == nil {
+				text, n, err = cutSeen(text, guid, seen)
+			}
+			if err != nil {
+				d.log.Debug("a trapping switch's ports (SMPs) do not show lost cables only; full discovery", "guid", fmt.Sprintf("%#x", guid), "err", err)
+				return false
+			}
+			cut += n
+			continue
+		}
 		out, err := d.run.run(ctx, "iblinkinfo", "-D", path, "-n", "0", "-l")
 		if err != nil {
 			d.log.Debug("reading a trapping switch's ports failed; full discovery", "guid", fmt.Sprintf("%#x", guid), "err", err)
 			return false
 		}
-		var n int
 		if text, n, err = cutDownCables(text, guid, out); err != nil {
 			d.log.Debug("a trapping switch's ports do not show lost cables only; full discovery", "guid", fmt.Sprintf("%#x", guid), "err", err)
 			return false
@@ -77,22 +91,22 @@ func (d *Deployer) lostCables(ctx context.Context, guids []uint64, trigger func(
 // for a port without a link.
 var linkLine = regexp.MustCompile(`^0x([0-9a-fA-F]+)\s+".*"\s+\d+\s+(\d+)\[[^\]]*\]\s+==\((.*)\)==>\s*(?:0x([0-9a-fA-F]+)\s+\d+\s+(\d+)\[)?`)
 
+// portSeen is a port of a trapping switch as read: without a link, or
+// with a link to the peer node (node or port GUID) and port.
+type portSeen struct {
+	port     int
+	up       bool
+	peer     uint64
+	peerAlt  uint64 // the peer's port GUID, when known (a CA's)
+	peerPort int
+}
+
 // cutDownCables removes from an ibnetdiscover dump the cables of switch
 // guid whose port iblinkinfo (out) shows without a link, both ends'
 // lines. It fails when a port shows a link the dump lacks or a peer
 // other than the dump's.
 func cutDownCables(dump []byte, guid uint64, out []byte) ([]byte, int, error) {
-	self := fmt.Sprintf("S-%016x", guid)
-	peers := blockPorts(dump, self)
-	if peers == nil {
-		return nil, 0, fmt.Errorf("switch %s is not in the dump", self)
-	}
-	type end struct {
-		id   string
-		port int
-	}
-	var drop []end
-	seen := 0
+	var seen []portSeen
 	for _, line := range strings.Split(string(out), "\n") {
 		m := linkLine.FindStringSubmatch(strings.TrimSpace(line))
 		if m == nil {
@@ -101,25 +115,40 @@ func cutDownCables(dump []byte, guid uint64, out []byte) ([]byte, int, error) {
 		if g, err := strconv.ParseUint(m[1], 16, 64); err != nil || g != guid {
 			return nil, 0, fmt.Errorf("iblinkinfo answered for node %s", m[1])
 		}
-		seen++
 		port, _ := strconv.Atoi(m[2])
-		had, cabled := peers[port]
-		switch {
-		case m[4] == "" && cabled:
-			drop = append(drop, end{self, port}, end{had.id, had.port})
-		case m[4] == "":
-		case !cabled:
-			return nil, 0, fmt.Errorf("port %d has a link the dump lacks", port)
-		default:
-			pg, _ := strconv.ParseUint(m[4], 16, 64)
-			pp, _ := strconv.Atoi(m[5])
-			if !had.is(pg) || pp != had.port {
-				return nil, 0, fmt.Errorf("port %d leads to 0x%016x port %d, the dump has %s port %d", port, pg, pp, had.id, had.port)
-			}
+		ps := portSeen{port: port, up: m[4] != ""}
+		if ps.up {
+			ps.peer, _ = strconv.ParseUint(m[4], 16, 64)
+			ps.peerPort, _ = strconv.Atoi(m[5])
 		}
+		seen = append(seen, ps)
 	}
-	if seen == 0 {
+	if len(seen) == 0 {
 		return nil, 0, errors.New("iblinkinfo listed no port")
+	}
+	return cutSeen(dump, guid, seen)
+}
+
+// cutSeen removes the cables of switch guid whose port was seen without a
+// link, both ends' lines; see cutDownCables.
+func cutSeen(dump []byte, guid uint64, seen []portSeen) ([]byte, int, error) {
+	self := fmt.Sprintf("S-%016x", guid)
+	peers := blockPorts(dump, self)
+	if peers == nil {
+		return nil, 0, fmt.Errorf("switch %s is not in the dump", self)
+	}
+	var drop []portEnd
+	for _, ps := range seen {
+		had, cabled := peers[ps.port]
+		switch {
+		case !ps.up && cabled:
+			drop = append(drop, portEnd{id: self, port: ps.port}, had)
+		case !ps.up:
+		case !cabled:
+			return nil, 0, fmt.Errorf("port %d has a link the dump lacks", ps.port)
+		case !(had.is(ps.peer) || ps.peerAlt != 0 && had.is(ps.peerAlt)) || ps.peerPort != had.port:
+			return nil, 0, fmt.Errorf("port %d leads to 0x%016x port %d, the dump has %s port %d", ps.port, ps.peer, ps.peerPort, had.id, had.port)
+		}
 	}
 	for _, e := range drop {
 		if !strings.HasPrefix(e.id, "S-") {

@@ -21,6 +21,8 @@ type metrics struct {
 	discoverDur prometheus.Histogram
 	changes     prometheus.Counter
 	lastChange  prometheus.Gauge
+	smpBlocks   prometheus.Counter
+	smpFailures prometheus.Counter
 }
 
 var phases = []string{PhaseStarting, PhaseIdle, PhaseRollout, PhaseStuck, PhaseRefused, PhaseNoOpenSM}
@@ -73,6 +75,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	reg.MustRegister(m.discoverDur)
 	m.changes = prometheus.NewCounter(prometheus.CounterOpts{Name: "nuesm_fabric_changes_total", Help: "Fabric changes found by discovery."})
 	reg.MustRegister(m.changes)
+	m.smpBlocks = prometheus.NewCounter(prometheus.CounterOpts{Name: "nuesm_deploy_smp_blocks_written_total",
+		Help: "LFT blocks the deployer wrote with SMPs (opensm.apply = smp) and read back holding the step's entries."})
+	m.smpFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "nuesm_deploy_smp_agent_failures_total",
+		Help: "Batches of SMPs the agent could not carry out (it did not start, died twice, or did not answer in time); each stops its step."})
+	reg.MustRegister(m.smpBlocks, m.smpFailures)
 	m.lastChange = gauge("nuesm_fabric_last_change_timestamp_seconds", "Unix time discovery last found the fabric changed.")
 	return m
 }

@@ -113,7 +113,11 @@ type sweepLog struct {
 	linkChanges int
 	// trapSwitches are the node GUIDs of the switches that reported them.
 	trapSwitches []uint64
-	end          int64 // offset after the last complete line read
+	// sweepLines counts the lines about heavy sweeps (sweepLine);
+	// sweepOpen says whether the last of them left one in progress.
+	sweepLines int
+	sweepOpen  bool
+	end        int64 // offset after the last complete line read
 }
 
 // readLog parses the log from off (from 0 when the log is shorter: it was
@@ -155,6 +159,10 @@ func (s *sweepLog) merge(m sweepLog) {
 	s.noEngine = s.noEngine || m.noEngine
 	s.errors = append(s.errors, m.errors[:min(len(m.errors), max(0, 20-len(s.errors)))]...)
 	s.subnetUp += m.subnetUp
+	if m.sweepLines > 0 {
+		s.sweepLines += m.sweepLines
+		s.sweepOpen = m.sweepOpen
+	}
 	s.linkChanges += m.linkChanges
 	for _, g := range m.trapSwitches {
 		if !slices.Contains(s.trapSwitches, g) {
@@ -167,6 +175,10 @@ func (s *sweepLog) merge(m sweepLog) {
 var trapSwitch = regexp.MustCompile(`from switch LID \d+, GUID 0x([0-9a-fA-F]+)`)
 
 func (s *sweepLog) add(line string) {
+	if k := sweepLine(line); k != 0 {
+		s.sweepLines++
+		s.sweepOpen = k > 0
+	}
 	switch {
 	case strings.Contains(line, "tables configured on all switches"):
 		// "osm_ucast_mgr_process: file tables configured on all switches"

@@ -114,12 +114,33 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 			d.st.Step, d.st.Updated = n, time.Now().UTC()
 			d.publishStatus()
 			if n < d.st.Steps && d.newer() {
+				if err := d.catchUpIfPending(ctx, ref.gen); err != nil {
+					return err
+				}
 				d.log.Info("newer generation published: re-planning from the proven state", "at_step", n, "of", d.st.Steps)
 				return errNewer
 			}
 		}
 	}
+	if err := d.catchUpIfPending(ctx, ref.gen); err != nil {
+		return err
+	}
 	return d.done(ref.gen)
+}
+
+// catchUpIfPending runs catchUp after steps written with SMPs; a failure
+// stops the rollout (the switches hold the last step, OpenSM's SA lags).
+func (d *Deployer) catchUpIfPending(ctx context.Context, gen int) error {
+	if !d.smpPending {
+		return nil
+	}
+	if err := d.catchUp(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, after its last step: %w", gen, err))
+	}
+	return nil
 }
 
 // done records a fully deployed generation.

@@ -26,6 +26,7 @@ func ConfigFrom(cfg sm.Config) (*Config, error) {
 		SLChecks: o.SLChecks, SL2VLChecks: o.SL2VLChecks, MaxVLs: cfg.MaxVLs,
 		ToolTimeout: o.ToolTimeout.Duration, StepTimeout: o.StepTimeout.Duration, Drain: o.Drain.Duration,
 		Retry: o.Retry.Duration, DiscoverPoll: o.DiscoverPoll.Duration, Rediscover: o.Rediscover.Duration,
+		Apply: o.Apply, SMPAgent: o.SMPAgent, SMPDevice: o.SMPDevice, MKey: o.MKey,
 	}
 	out := dc.Defaults(cfg.Output)
 	return &out, out.Validate()

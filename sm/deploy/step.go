@@ -51,7 +51,12 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	}
 	tApply := time.Now()
 	d.log.Debug("step staged", "stage_seconds", tApply.Sub(t0).Seconds())
-	got, err := d.apply(ctx, g, next)
+	var got *lft.Routing
+	if d.cfg.Apply == ApplySMP && len(s.SL) == 0 && len(s.SL2VL) == 0 {
+		got, err = d.applySMP(ctx, g, cur, next)
+	} else {
+		got, err = d.apply(ctx, g, next)
+	}
 	applied := time.Since(tApply)
 	if err != nil {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
@@ -135,6 +140,7 @@ func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing
 	if _, err := d.osm.hup(); err != nil {
 		return nil, err
 	}
+	d.sweeps.hupSent(d.osm)
 	hups, poll := 1, 20*time.Millisecond
 	var last string
 	for {
@@ -168,6 +174,7 @@ func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing
 					if _, err := d.osm.hup(); err != nil {
 						return nil, err
 					}
+					d.sweeps.hupSent(d.osm)
 					hups++
 				}
 			}

@@ -1,0 +1,191 @@
+package umad
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrTimeout is wrapped when no answer came within the timeout after
+// every retry.
+var ErrTimeout = errors.New("no answer to the SMP")
+
+// Options bound one SMP.
+type Options struct {
+	Timeout time.Duration // per try (default 200ms)
+	Retries int           // tries after the first (0: none)
+}
+
+// Port is an open umad device with a directed-route SMP agent. Do may be
+// called concurrently: the answers are matched by transaction id.
+type Port struct {
+	dev  *device
+	sent sync.Mutex // one write at a time
+
+	mu      sync.Mutex
+	tid     uint32
+	pending map[uint32]chan answer
+	err     error // the reader's failure; every later call fails with it
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+type answer struct {
+	status uint32 // the umad header's status (an errno, e.g. ETIMEDOUT)
+	mad    [MADSize]byte
+}
+
+// Open opens a umad device (e.g. /dev/infiniband/umad0) and registers an
+// agent for the directed-route SMP class.
+func Open(path string) (*Port, error) {
+	dev, err := openDevice(path)
+	if err != nil {
+		return nil, err
+	}
+	p := &Port{dev: dev, pending: map[uint32]chan answer{}, done: make(chan struct{}), tid: uint32(os.Getpid()) << 16}
+	p.wg.Add(1)
+	go p.read()
+	return p, nil
+}
+
+// read delivers the answers to the waiting calls until Close.
+func (p *Port) read() {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		var a answer
+		st, ok, err := p.dev.recv(&a.mad, 50)
+		if err != nil {
+			p.mu.Lock()
+			p.err = err
+			for _, c := range p.pending {
+				close(c)
+			}
+			p.pending = map[uint32]chan answer{}
+			p.mu.Unlock()
+			return
+		}
+		if !ok {
+			continue
+		}
+		a.status = st
+		// The kernel (and umad2sim) own the high 32 bits of the id.
+		tid := uint32(binary.BigEndian.Uint64(a.mad[offTID:]))
+		p.mu.Lock()
+		c := p.pending[tid]
+		delete(p.pending, tid)
+		p.mu.Unlock()
+		if c != nil {
+			c <- a
+		}
+	}
+}
+
+// Do sends req and returns the GetResp. A try without an answer within
+// opt.Timeout (or answered "timed out" by the kernel) or answered busy is
+// retried up to opt.Retries times.
+func (p *Port) Do(ctx context.Context, req Request, opt Options) (Response, error) {
+	if opt.Timeout <= 0 {
+		opt.Timeout = 200 * time.Millisecond
+	}
+	var last error
+	for try := 0; try <= opt.Retries; try++ {
+		r, err, again := p.try(ctx, &req, opt.Timeout)
+		if !again {
+			return r, err
+		}
+		last = err
+	}
+	return Response{}, fmt.Errorf("%s attribute 0x%04x modifier %d over %s: %w (%d tries)", methodName(req.Method), req.AttrID, req.AttrMod, req.Path, last, opt.Retries+1)
+}
+
+// try sends req once; again says whether another try may help.
+func (p *Port) try(ctx context.Context, req *Request, timeout time.Duration) (Response, error, bool) {
+	c := make(chan answer, 1)
+	p.mu.Lock()
+	if p.err != nil {
+		err := p.err
+		p.mu.Unlock()
+		return Response{}, err, false
+	}
+	p.tid++
+	tid := p.tid
+	p.pending[tid] = c
+	p.mu.Unlock()
+	drop := func() {
+		p.mu.Lock()
+		delete(p.pending, tid)
+		p.mu.Unlock()
+	}
+	mad, err := req.Encode(uint64(tid))
+	if err != nil {
+		drop()
+		return Response{}, err, false
+	}
+	p.sent.Lock()
+	err = p.dev.send(&mad, int(timeout/time.Millisecond))
+	p.sent.Unlock()
+	if err != nil {
+		drop()
+		return Response{}, err, false
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		drop()
+		return Response{}, ctx.Err(), false
+	case <-t.C:
+		drop()
+		return Response{}, fmt.Errorf("%w within %v", ErrTimeout, timeout), true
+	case a, ok := <-c:
+		if !ok {
+			p.mu.Lock()
+			err := p.err
+			p.mu.Unlock()
+			return Response{}, err, false
+		}
+		if a.status != 0 {
+			return Response{}, fmt.Errorf("%w: the port reported status %d (%v)", ErrTimeout, a.status, errnoString(a.status)), true
+		}
+		r, err := Decode(a.mad[:])
+		if err != nil {
+			return Response{}, err, false
+		}
+		if err := r.Err(); err != nil {
+			return r, err, r.Status&0x1 != 0 // busy: try again
+		}
+		if r.AttrID != req.AttrID || r.AttrMod != req.AttrMod {
+			return r, fmt.Errorf("answer for attribute 0x%04x modifier %d, asked 0x%04x modifier %d", r.AttrID, r.AttrMod, req.AttrID, req.AttrMod), false
+		}
+		return r, nil, false
+	}
+}
+
+// Close stops the reader and closes the device.
+func (p *Port) Close() error {
+	close(p.done)
+	p.wg.Wait()
+	return p.dev.close()
+}
+
+func methodName(m uint8) string {
+	switch m {
+	case MethodGet:
+		return "SubnGet"
+	case MethodSet:
+		return "SubnSet"
+	}
+	return fmt.Sprintf("method 0x%02x", m)
+}
+
+func errnoString(n uint32) string { return syscall.Errno(n).Error() }

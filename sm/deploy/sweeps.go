@@ -1,0 +1,68 @@
+package deploy
+
+import "strings"
+
+// sweepTracker follows OpenSM's log to know whether a heavy sweep is in
+// progress: from a line that starts or belongs to one (a link's trap,
+// "Entering DISCOVERING state", a port dropped, the routing engine's
+// "tables configured", a SIGHUP the deployer sent) until "SUBNET UP",
+// which OpenSM logs at the end of every heavy sweep. Owned by Run.
+type sweepTracker struct {
+	off    int64 // log offset read up to
+	inside bool  // a sweep started and has not ended
+	lines  int64 // sweep lines seen (start, inside or end)
+}
+
+// sweepLine classifies a log line: +1 starts or continues a heavy
+// sweep, -1 ends one, 0 says nothing about sweeps.
+func sweepLine(line string) int {
+	switch {
+	case strings.Contains(line, "SUBNET UP"):
+		return -1
+	case strings.Contains(line, "Received Generic Notice") && strings.Contains(line, "(Link state change)"),
+		strings.Contains(line, "Entering DISCOVERING state"),
+		strings.Contains(line, "drop_mgr_remove_port"),
+		strings.Contains(line, "tables configured on all switches"):
+		return 1
+	}
+	return 0
+}
+
+// update reads the log lines written since the last call.
+func (t *sweepTracker) update(o *openSM) error {
+	lg, err := o.readLog(t.off)
+	if err != nil {
+		return err
+	}
+	t.off = lg.end
+	if lg.sweepLines > 0 {
+		t.inside = lg.sweepOpen
+		t.lines += int64(lg.sweepLines)
+	}
+	return nil
+}
+
+// open reports whether a heavy sweep is in progress.
+func (t *sweepTracker) open(o *openSM) (bool, error) {
+	err := t.update(o)
+	return t.inside, err
+}
+
+// mark returns a position to ask since about.
+func (t *sweepTracker) mark() int64 { return t.lines }
+
+// since reports whether OpenSM logged sweep lines after mark (a log that
+// cannot be read counts as a sweep: the blocks are read again).
+func (t *sweepTracker) since(o *openSM, mark int64) bool {
+	if err := t.update(o); err != nil {
+		return true
+	}
+	return t.lines != mark
+}
+
+// hupSent records a SIGHUP: OpenSM sweeps heavily now.
+func (t *sweepTracker) hupSent(o *openSM) {
+	_ = t.update(o)
+	t.inside = true
+	t.lines++
+}

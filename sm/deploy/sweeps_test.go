@@ -1,0 +1,59 @@
+package deploy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestSweepTracker follows OpenSM's log lines: a trap opens a heavy
+// sweep, "SUBNET UP" ends it, a SIGHUP the deployer sent opens one, and
+// since tells whether sweep lines came after a mark.
+func TestSweepTracker(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "opensm.log")
+	o := &openSM{logFile: log}
+	write := func(lines ...string) {
+		f, err := os.OpenFile(log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		for _, l := range lines {
+			if _, err := f.WriteString(l + "\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var tr sweepTracker
+	open := func(want bool, what string) {
+		t.Helper()
+		if got, err := tr.open(o); err != nil || got != want {
+			t.Errorf("%s: sweep in progress %v (%v), want %v", what, got, err, want)
+		}
+	}
+	write("Nov 26 09:01:25 209474 [755806C0] 0x02 -> osm_vendor_init: 1000 pending umads specified")
+	open(false, "no sweep line")
+	mark := tr.mark()
+	write(`Nov 26 09:01:25 209474 [755806C0] 0x01 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:7 TID:0x000000000000001c`)
+	open(true, "after a link's trap")
+	if !tr.since(o, mark) {
+		t.Error("since: no sweep seen after the trap")
+	}
+	write("Nov 26 09:01:25 209474 [755806C0] 0x02 -> osm_ucast_mgr_process: file tables configured on all switches")
+	open(true, "tables configured, no SUBNET UP yet")
+	write("Nov 26 09:01:25 214074 [755806C0] 0x02 -> SUBNET UP")
+	open(false, "after SUBNET UP")
+	mark = tr.mark()
+	if tr.since(o, mark) {
+		t.Error("since: a sweep seen without new lines")
+	}
+	tr.hupSent(o)
+	open(true, "after a SIGHUP")
+	write("Nov 26 09:01:26 214074 [755806C0] 0x80 -> Entering DISCOVERING state", "Nov 26 09:01:26 214074 [755806C0] 0x02 -> SUBNET UP")
+	open(false, "after the SIGHUP's sweep")
+	// A rotated (shorter) log is read from its start.
+	if err := os.WriteFile(log, []byte("Nov 26 09:01:27 1 [1] 0x80 -> Entering DISCOVERING state\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open(true, "a new log starting a sweep")
+}
