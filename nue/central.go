@@ -3,6 +3,7 @@ package nue
 import (
 	"context"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -20,7 +21,9 @@ import (
 // that holds destinations (index: comp label; -1 otherwise). Up to workers
 // goroutines share the sources; the result does not depend on workers.
 // O(|D|·(S+C)) per class of equal layers for |D| destination switches.
-func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][]int32 {
+// rows, when not nil, are the sweep's level rows: a source's breadth-first
+// search is its row, built here once for both.
+func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int, rows *levelRows) [][]int32 {
 	roots := make([][]int32, len(sets))
 	// Layers whose destinations sit on the same switches in the same
 	// numbers have the same centralities and hull, to the bit: compute
@@ -72,8 +75,9 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 		// One worker: one tree, built, accumulated and reused source
 		// after source (the sums in the same order as by rounds).
 		var t spTree
+		lv := make([]int32, S)
 		for _, s := range srcs {
-			t.build(g, s)
+			t.tree(g, s, rows, lv)
 			acc.depend(&t)
 			acc.add(&t)
 		}
@@ -81,10 +85,14 @@ func centralRoots(g *fabric.Graph, sets [][]dest, comp []int32, workers int) [][
 		return sameRoots(roots, same)
 	}
 	trees := make([]spTree, min(len(srcs), max(nw, treeBudget/treeBytes(g, len(reps)))))
+	lvs := make([][]int32, nw)
 	for lo := 0; lo < len(srcs); lo += len(trees) {
 		round := srcs[lo:min(lo+len(trees), len(srcs))]
-		_ = parallel.For(context.Background(), len(round), nw, func(_, i int) error {
-			trees[i].build(g, round[i])
+		_ = parallel.For(context.Background(), len(round), nw, func(wk, i int) error {
+			if lvs[wk] == nil {
+				lvs[wk] = make([]int32, S)
+			}
+			trees[i].tree(g, round[i], rows, lvs[wk])
 			acc.depend(&trees[i])
 			return nil
 		})
@@ -133,6 +141,48 @@ type spTree struct {
 	// the dependencies (accum.depend)
 	act          []int
 	delta, coeff []float64
+}
+
+// tree computes the tree of source s into t: from s's level row when
+// rows has it (building it if nobody has), else by its own search; lv is
+// the row's scratch.
+func (t *spTree) tree(g *fabric.Graph, s int32, rows *levelRows, lv []int32) {
+	if rows != nil {
+		if r := rows.row(s, lv); r != nil {
+			t.fromRow(g, s, r)
+			return
+		}
+	}
+	t.build(g, s)
+}
+
+// fromRow is build with the breadth-first search of s done already (its
+// level row): the same order, and the same predecessors in the same order
+// (the channels one level closer, in the switch's channel order), so the
+// same path counts to the bit.
+func (t *spTree) fromRow(g *fabric.Graph, s int32, r *levelRow) {
+	S := g.NumSwitches()
+	if len(t.dist) < S {
+		t.dist, t.sigma = make([]int32, S), make([]float64, S)
+		t.order, t.predOff = make([]int32, 0, S+1), make([]int32, 0, S+1)
+		t.pred = make([]int32, 0, g.NumChannels()+1)
+	}
+	t.src = s
+	sigma, head, off := t.sigma, g.Head, g.Off
+	// s has no predecessors: its slot is empty.
+	predOff, pred := append(t.predOff[:0], 0, 0), t.pred[:0]
+	sigma[s] = 1
+	for _, u := range r.order[1:] {
+		su := 0.0
+		for m := r.par[u]; m != 0; m &= m - 1 {
+			v := head[off[u]+int32(bits.TrailingZeros64(m))]
+			pred = append(pred, v)
+			su += sigma[v]
+		}
+		sigma[u] = su
+		predOff = append(predOff, int32(len(pred)))
+	}
+	t.order, t.pred, t.predOff = append(t.order[:0], r.order...), pred, predOff
 }
 
 // build computes the tree of source s into t, reusing its storage.

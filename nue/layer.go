@@ -98,9 +98,10 @@ type layer struct {
 	rows       *levelRows // shared; nil: build ownRow as needed
 	ownRow     levelRow
 	ownRowOf   int32
-	lvl        []int32      // scratch of buildRow
-	near       []nearSwitch // scratch of the sweep
-	sweepCount *sweepCount  // shared by the run's layers
+	lvl        []int32        // scratch of buildRow
+	near       []nearSwitch   // scratch of the sweep
+	deferred   []int32        // the sweep's switches left to the Dijkstra
+	sweepCount [2]*sweepCount // shared by the run's layers: terminal and switch LIDs
 	// written: the last search's tables and weights are in place
 	// (finishSweep): no write, no inc.
 	written bool
@@ -122,7 +123,7 @@ func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, sc *sources,
 		via: i32[:S:S], indeg: i32[S : 2*S : 2*S], lvl: i32[2*S : 3*S : 3*S], queue: i32[3*S : 3*S],
 		settled: b[:S:S], usedOffer: b[S:],
 		near:  make([]nearSwitch, S),
-		stats: LayerStats{Layer: idx, Destinations: len(ds)}, sweepCount: &sweepCount{},
+		stats: LayerStats{Layer: idx, Destinations: len(ds)}, sweepCount: [2]*sweepCount{{}, {}},
 	}
 }
 

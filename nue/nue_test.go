@@ -582,6 +582,12 @@ func TestSpreadOrder(t *testing.T) {
 func compileDump(tb testing.TB, file string) *fabric.Graph {
 	tb.Helper()
 	res, err := ibnetdiscover.ParseFile(file)
+	return compileParsed(tb, res, err)
+}
+
+// compileParsed is compileDump after the parse.
+func compileParsed(tb testing.TB, res *ibnetdiscover.Result, err error) *fabric.Graph {
+	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
 	}

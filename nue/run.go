@@ -86,7 +86,7 @@ func (rn *run) once(ctx context.Context, conservative bool) (*lft.Routing, *Stat
 	newTurn := 2 * w0
 	radix := rn.radixFits(sc, w0+newTurn)
 	layers := rn.layers(sc, w, conservative)
-	swc := &sweepCount{}
+	swc := [2]*sweepCount{{}, {}}
 	var shared *radixHeap
 	for _, l := range layers {
 		l.sweepCount = swc
@@ -213,11 +213,18 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 			covers[i] = termDests(lds)
 		}
 	}
-	allRoots := centralRoots(g, covers, sc.comp, rn.opt.Workers)
 	var rows *levelRows
 	if ti.hs != nil && !rn.tune.noSweep {
 		rows = newLevelRows(g, rn.tune.maxLevelBytes)
 	}
+	// Indirect networks sweep nearly every search, so the sources' rows
+	// serve the roots' betweenness first; direct ones mostly give up on
+	// the sweep (tori), where the rows would be built for the roots alone.
+	rootRows := rows
+	if rn.how == Locality {
+		rootRows = nil
+	}
+	allRoots := centralRoots(g, covers, sc.comp, rn.opt.Workers, rootRows)
 	// Escape trees are built layer after layer; each tree's channels get
 	// a small tie-breaking bump so the next layer's tree prefers others
 	// among equal-length choices.

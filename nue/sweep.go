@@ -37,7 +37,10 @@ import (
 // It stops where the Dijkstra leaves that pattern: a level whose loads
 // could reach w0, a switch all of whose offers from the previous level
 // continue on blocked turns, or a new turn that would close a cycle (the
-// Dijkstra then re-offers, or backtracks). The levels before are settled
+// Dijkstra then re-offers, or backtracks). Switch LIDs' searches charge a
+// new turn two levels' worth (layer.newTurn): there a switch settled over
+// a new turn comes after the next level, so the sweep stops at any new
+// turn it would settle. The levels before are settled
 // as the Dijkstra settles them (the order of the used turns aside, which
 // no result depends on), and the level's offers are those the Dijkstra
 // has made by then: the sweep takes back the level's settling, and the
@@ -102,15 +105,17 @@ func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
 		lp := lv[v] - 1
 		var m uint64
 		off := g.Off[v]
-		for c := off; c < g.Off[v+1]; c++ {
-			x := g.Head[c]
-			if lv[x] < 0 {
+		// Whether a neighbour is one level closer is unpredictable: a
+		// bit computed without a branch.
+		for i, x := range g.Head[off:g.Off[v+1]] {
+			lx := lv[x]
+			if lx < 0 {
 				lv[x] = lp + 2
 				order[n] = x
 				n++
-			} else if lv[x] == lp {
-				m |= 1 << uint(c-off)
+				continue
 			}
+			m |= uint64(b2i(lx == lp)) << uint(i)
 		}
 		r.par[v] = m
 	}
@@ -229,15 +234,21 @@ func (l *layer) row(s int32) *levelRow {
 // from the reset scratch.
 func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reached int32) {
 	t := l.tune
-	if t.noSweep || l.ti.hs == nil || t.relaxWide || l.newTurn > 0 {
+	if t.noSweep || l.ti.hs == nil || t.relaxWide {
 		return false, nil, 0
 	}
 	// A run whose sweeps often stop short stops trying (tori, random
 	// fabrics; figures: bench/nue/NOTES.md). The layers judge together:
 	// they route the same kind of fabric, and a layer of few searches
-	// would spend most of them probing.
-	sc := l.sweepCount
-	if n := sc.tries.Load(); n >= int64(t.sweepProbe) && sc.fails.Load()*int64(t.sweepGiveUp) > n {
+	// would spend most of them probing. Switch LIDs' sweeps (new turns
+	// charged) are judged apart: they stop short for other reasons.
+	sc, giveUp := l.sweepCount[0], int64(t.sweepGiveUp)
+	if l.newTurn > 0 {
+		// A switch LID's sweep that stops short leaves the Dijkstra
+		// the levels it settled: only when most stop is it a loss.
+		sc, giveUp = l.sweepCount[1], 2
+	}
+	if n := sc.tries.Load(); n >= int64(t.sweepProbe) && sc.fails.Load()*giveUp > n {
 		return false, nil, 0
 	}
 	sc.tries.Add(1)
@@ -254,7 +265,12 @@ func (l *layer) trySweep(dsw int32, w []int64) (done bool, resume []int32, reach
 // its layers (atomic: layers may search side by side).
 type sweepCount struct{ tries, fails atomic.Int64 }
 
-// sweep is the level-by-level search; see trySweep.
+// sweep is the level-by-level search; see trySweep. In a switch LID's
+// search (new turns charged two levels' worth) the switches of a level
+// that only a new turn reaches are left to the Dijkstra (deferred): their
+// keys exceed every key of the next level, so when that level holds the
+// last source the Dijkstra never settles them; otherwise the sweep stops
+// there and hands them over with the level.
 func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 	ut := l.ut
 	row := l.row(dsw)
@@ -268,15 +284,20 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 	if reached == target {
 		return true, nil, reached
 	}
+	l.deferred = l.deferred[:0]
 	for h := 1; h+1 < len(row.start); h++ {
 		// Level h's offers: the Dijkstra's once it has settled the
 		// levels before (their keys are all below h·w0). What pull reads
 		// of level h−1 first, in a loop of its own: its loads (ut.cb of
-		// each switch's channel, mostly cache misses) then overlap.
+		// each switch's channel, mostly cache misses) then overlap. A
+		// deferred switch offers nothing.
 		for _, u := range row.order[row.start[h-1]:row.start[h]] {
 			if c := l.via[u]; c >= 0 {
 				cc := ut.cb[int(c)*4 : int(c)*4+4] // one mask word: stride 4
 				l.near[u] = nearSwitch{l.dist[u], cc[2], cc[3]}
+				if !l.settled[u] {
+					l.near[u].mb = ^uint64(0)
+				}
 			}
 		}
 		lev := row.order[row.start[h]:row.start[h+1]]
@@ -285,28 +306,60 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 		}
 		// Keys of level h stay below h·(w0 + span) < (h+1)·w0.
 		if l.span > 0 && int64(h) > (l.w0-1)/l.span {
-			return false, lev, reached
+			return false, l.resume(lev), reached
 		}
 		n, last, ok := l.levelSources(lev)
-		if !ok {
-			return false, lev, reached
-		}
 		final := reached+n == target
-		if !l.settleLevel(lev, final, last) {
-			return false, lev, reached
+		if !ok || len(l.deferred) > 0 && !final {
+			return false, l.resume(lev), reached
+		}
+		if nd := len(l.deferred); !l.settleLevel(lev, final, last) {
+			l.deferred = l.deferred[:nd] // lev's own are in lev
+			return false, l.resume(lev), reached
 		}
 		if final {
 			return true, nil, reached + n
 		}
+		if l.lateral() {
+			break
+		}
 		reached += n
 	}
-	// Not reached (the last level holds a source): leave the Dijkstra a
-	// clean start, as when the sweep does not run.
+	// Not reached (the last level holds a source), or a deferred switch
+	// with an offer the sweep does not make: leave the Dijkstra a clean
+	// start, as when the sweep does not run.
 	for _, t := range l.wet {
 		ut.release(t)
 	}
 	l.resetSearch()
 	return false, nil, 0
+}
+
+// lateral reports whether a switch deferred from the level just settled
+// has a settled neighbour in that level over a used turn: the Dijkstra
+// offers it that turn at a key within the next level's, which the sweep
+// does not follow.
+func (l *layer) lateral() bool {
+	g, ut, hs := l.g, l.ut, l.ti.hs
+	for _, v := range l.deferred {
+		for c := g.Off[v]; c < g.Off[v+1]; c++ {
+			x := hs[c]
+			u, j := int32(x>>6), x&63
+			if l.settled[u] && l.via[u] >= 0 && ut.cb[int(l.via[u])*4+2]>>j&1 != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resume is where the Dijkstra takes over from a sweep stopped in level
+// lev: its switches, and those deferred from the level before.
+func (l *layer) resume(lev []int32) []int32 {
+	if len(l.deferred) == 0 {
+		return lev
+	}
+	return append(l.deferred, lev...)
 }
 
 // levelSources counts the sources of level lev and finds the one where the
@@ -349,6 +402,18 @@ func (l *layer) settleLevel(lev []int32, final bool, last int32) bool {
 			return false
 		}
 		if !l.usedOffer[v] {
+			if l.newTurn > 0 && !final && !l.src[v] {
+				// A new turn costs more than a level (switch LIDs):
+				// the Dijkstra settles the next level first.
+				l.deferred = append(l.deferred, v)
+				continue
+			}
+			if l.newTurn > 0 {
+				// A source, or before the last source: the next level
+				// comes first.
+				l.unsettle(lev, wet)
+				return false
+			}
 			// As accept, but a refused turn is not blocked: the
 			// Dijkstra will refuse it in its own time. The turn is
 			// not in use (pull read its bit in the level's snapshot,
@@ -401,7 +466,8 @@ type nearSwitch struct {
 // neighbours one level closer (par), by (key, used turn first, less loaded
 // first hop, neighbour of least index), as the Dijkstra's relaxations in
 // (key, index) order leave it; between parallel channels from one
-// neighbour, the later in its order wins, as there.
+// neighbour, the first in its order wins, as in relax. An offer over a
+// turn not in use costs the search's newTurn more, as there.
 func (l *layer) pull(v int32, par uint64, w []int64) {
 	off := l.g.Off[v]
 	hs, near := l.ti.hs, l.near
@@ -416,6 +482,9 @@ func (l *layer) pull(v int32, par uint64, w []int64) {
 		}
 		used, wc := n.mu>>j&1 != 0, w[c]
 		nd := n.dist + wc
+		if !used {
+			nd += l.newTurn
+		}
 		if bc >= 0 {
 			switch {
 			case nd != bd:
@@ -434,7 +503,7 @@ func (l *layer) pull(v int32, par uint64, w []int64) {
 				if u > bp {
 					continue
 				}
-			case j < bj:
+			case j > bj:
 				continue
 			}
 		}

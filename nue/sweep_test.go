@@ -3,9 +3,14 @@ package nue
 import (
 	"context"
 	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -111,6 +116,90 @@ func TestSweepMatchesDijkstra(t *testing.T) {
 	}
 }
 
+// TestSweepParallelCables: where two switches are joined by several
+// cables, equal offers over them go to the one the Dijkstra relaxes first;
+// tori with a dimension of size 2 and the sample dumps (every switch pair
+// of hpc-cluster-2014 shares several cables) with every search swept.
+func TestSweepParallelCables(t *testing.T) {
+	t.Parallel()
+	tune := defaultTuning()
+	tune.sweepProbe = 1 << 30
+	var gs []*fabric.Graph
+	var names []string
+	for _, dims := range [][]int{{2, 2, 2}, {3, 3, 2}, {4, 2}} {
+		tp, err := topo.Torus(dims, 2, false)
+		gs, names = append(gs, build(t, tp, err)), append(names, fmt.Sprintf("torus%v", dims))
+	}
+	res, err := ibnetdiscover.Parse(strings.NewReader(crossedCables), "crossed")
+	gs, names = append(gs, compileParsed(t, res, err)), append(names, "crossed")
+	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "ibnetdiscover", "*.topo"))
+	if len(files) == 0 {
+		t.Log("SKIPPING the sample dumps: ../shared absent")
+	}
+	for _, file := range files {
+		gs, names = append(gs, compileDump(t, file)), append(names, filepath.Base(file))
+	}
+	for i, g := range gs {
+		for _, k := range []int{1, 2, 8} {
+			for _, share := range []Share{ShareAuto, ShareNone, ShareSwitch} {
+				routeBoth(t, fmt.Sprintf("%s/k=%d/share=%s", names[i], k, share), g, routing.Options{MaxVLs: k}, Config{Share: share}, tune)
+			}
+		}
+	}
+}
+
+// crossedCables: three switches in a line, A and B joined by two cables
+// whose port orders cross (A's lower port meets B's higher one), two CAs
+// on every switch.
+const crossedCables = `
+switchguid=0x0000000000000a00
+Switch 8 "S-0000000000000a00" # "A" base port 0 lid 1 lmc 0
+[1] "H-0000000000000a10"[1](0000000000000a11) # "host" lid 2 4xSDR
+[2] "H-0000000000000a20"[1](0000000000000a21) # "host" lid 3 4xSDR
+[3] "S-0000000000000b00"[5] # "B" lid 4 4xSDR
+[4] "S-0000000000000b00"[4] # "B" lid 4 4xSDR
+
+switchguid=0x0000000000000b00
+Switch 8 "S-0000000000000b00" # "B" base port 0 lid 4 lmc 0
+[1] "H-0000000000000b10"[1](0000000000000b11) # "host" lid 5 4xSDR
+[2] "H-0000000000000b20"[1](0000000000000b21) # "host" lid 6 4xSDR
+[4] "S-0000000000000a00"[4] # "A" lid 1 4xSDR
+[5] "S-0000000000000a00"[3] # "A" lid 1 4xSDR
+[6] "S-0000000000000c00"[3] # "C" lid 7 4xSDR
+[7] "S-0000000000000c00"[4] # "C" lid 7 4xSDR
+
+switchguid=0x0000000000000c00
+Switch 8 "S-0000000000000c00" # "C" base port 0 lid 7 lmc 0
+[1] "H-0000000000000c10"[1](0000000000000c11) # "host" lid 8 4xSDR
+[2] "H-0000000000000c20"[1](0000000000000c21) # "host" lid 9 4xSDR
+[3] "S-0000000000000b00"[6] # "B" lid 4 4xSDR
+[4] "S-0000000000000b00"[7] # "B" lid 4 4xSDR
+
+caguid=0x0000000000000a10
+Ca 1 "H-0000000000000a10" # "host"
+[1](0000000000000a11) "S-0000000000000a00"[1] # lid 2 lmc 0 "A" lid 1 4xSDR
+
+caguid=0x0000000000000a20
+Ca 1 "H-0000000000000a20" # "host"
+[1](0000000000000a21) "S-0000000000000a00"[2] # lid 3 lmc 0 "A" lid 1 4xSDR
+
+caguid=0x0000000000000b10
+Ca 1 "H-0000000000000b10" # "host"
+[1](0000000000000b11) "S-0000000000000b00"[1] # lid 5 lmc 0 "B" lid 4 4xSDR
+
+caguid=0x0000000000000b20
+Ca 1 "H-0000000000000b20" # "host"
+[1](0000000000000b21) "S-0000000000000b00"[2] # lid 6 lmc 0 "B" lid 4 4xSDR
+
+caguid=0x0000000000000c10
+Ca 1 "H-0000000000000c10" # "host"
+[1](0000000000000c11) "S-0000000000000c00"[1] # lid 8 lmc 0 "C" lid 7 4xSDR
+
+caguid=0x0000000000000c20
+Ca 1 "H-0000000000000c20" # "host"
+[1](0000000000000c21) "S-0000000000000c00"[2] # lid 9 lmc 0 "C" lid 7 4xSDR
+`
+
 // TestSweepCases: SAR jobs (their weights exceed the sweep's bound, so it
 // gives up on loaded channels), LMC, and the fat tree, where every
 // terminal LID's search is a sweep.
@@ -214,6 +303,41 @@ func TestSweepResume(t *testing.T) {
 		g := build(t, tp, err)
 		for _, k := range []int{1, 2} {
 			routeBoth(t, fmt.Sprintf("random%d/seed%d/k=%d", sw, seed, k), g, routing.Options{MaxVLs: k}, Config{Share: ShareNone}, tune)
+		}
+	}
+}
+
+// TestTreeFromRow: a source's shortest-path tree taken from its level row
+// is the one its own search builds (order, predecessors in order, path
+// counts to the bit), on fabrics with and without parallel cables.
+func TestTreeFromRow(t *testing.T) {
+	fabs := []struct {
+		name string
+		gen  func() (*topo.Topology, error)
+	}{
+		{"random", func() (*topo.Topology, error) { return topo.Random(30, 4, 1, 3) }},
+		{"random24", func() (*topo.Topology, error) { return topo.Random(24, 3, 2, 5) }},
+		{"fattree", func() (*topo.Topology, error) { return topo.FatTree(4, 3, 0) }},
+		// a ring of 2 in one dimension: two cables between neighbours
+		{"torus2x3", func() (*topo.Topology, error) { return topo.Torus([]int{2, 3}, 1, false) }},
+	}
+	for _, f := range fabs {
+		tp, err := f.gen()
+		g := build(t, tp, err)
+		rows := newLevelRows(g, defaultTuning().maxLevelBytes)
+		lv := make([]int32, g.NumSwitches())
+		var a, b spTree
+		for s := int32(0); int(s) < g.NumSwitches(); s++ {
+			a.build(g, s)
+			b.fromRow(g, s, rows.row(s, lv))
+			if !slices.Equal(a.order, b.order) || !slices.Equal(a.pred, b.pred) || !slices.Equal(a.predOff, b.predOff) {
+				t.Fatalf("%s: source %d: trees differ:\norder %v / %v\npred %v / %v\npredOff %v / %v", f.name, s, a.order, b.order, a.pred, b.pred, a.predOff, b.predOff)
+			}
+			for _, v := range a.order {
+				if math.Float64bits(a.sigma[v]) != math.Float64bits(b.sigma[v]) {
+					t.Fatalf("%s: source %d: sigma[%d] %v / %v", f.name, s, v, a.sigma[v], b.sigma[v])
+				}
+			}
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"slices"
+
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -36,6 +38,9 @@ type analyzer struct {
 	wk       *lft.Walker // walks of the new tables, then of the old ones
 	cnt      []int32     // per switch: changed switches on the new path
 	isChg    []bool
+	// upstream: a changed switch whose old entry leads into another one
+	// is written a level before it (see upstreamFirst).
+	upstream bool
 }
 
 func newAnalyzer(w *world, new *lft.Routing, pairDest map[int32]bool, sameVLs bool) *analyzer {
@@ -100,6 +105,9 @@ func (a *analyzer) analyze(d int) (destInfo, bool) {
 			info.cleanup++
 		}
 	}
+	if a.upstream {
+		a.upstreamFirst(&info, t.val0)
+	}
 	// Old tree: which sources it still delivers, and whether a source's
 	// old path is its new path entry by entry.
 	same := make([]bool, S)
@@ -155,4 +163,72 @@ func (a *analyzer) sameVLPath(s *seed, slNew uint8) bool {
 		x, in = g.Head[c], g.InPort[c]
 	}
 	return false
+}
+
+// upstreamFirst raises the levels of info (computed on the new tables,
+// which a.wk still walks) so that a changed switch w whose old path
+// reaches a changed switch z (z the first on it) comes a level before z,
+// keeping every switch after the nearest changed switch on its new path. With a barrier after
+// each level (BuildLive's second try) a packet that took w's old entry
+// towards z has then left the fabric before z changes, so no packet
+// turns from w's old path into z's new one, a turn neither routing has. The
+// levels stay as they are when the two orders conflict (a cycle).
+func (a *analyzer) upstreamFirst(info *destInfo, val0 []uint8) {
+	g, n := a.w.g, len(info.changed)
+	pos := make(map[int32]int, n)
+	for j, x := range info.changed {
+		if info.level[j] > 0 {
+			pos[x] = j
+		}
+	}
+	var edges [][2]int // (i, j): changed[i] is written before changed[j]
+	for j, x := range info.changed {
+		if info.level[j] == 0 {
+			continue
+		}
+		for y := x; y != a.t.dsw; {
+			y = g.Head[a.wk.Next(y)]
+			if i, ok := pos[y]; ok {
+				edges = append(edges, [2]int{i, j})
+				break
+			}
+		}
+		// The first changed switch on x's old path.
+		for y, hops := x, 0; hops < g.NumSwitches(); hops++ {
+			c := g.ChannelAt(y, val0[y])
+			if c < 0 {
+				break
+			}
+			if y = g.Head[c]; y == a.t.dsw {
+				break
+			}
+			if k, ok := pos[y]; ok {
+				edges = append(edges, [2]int{j, k})
+				break
+			}
+			if a.isChg[y] {
+				break // a changed entry that no longer delivers
+			}
+		}
+	}
+	lv := make([]int32, n)
+	for j := range lv {
+		lv[j] = min(info.level[j], 1)
+	}
+	for round := 0; ; round++ {
+		moved := false
+		for _, e := range edges {
+			if lv[e[1]] <= lv[e[0]] {
+				lv[e[1]], moved = lv[e[0]]+1, true
+			}
+		}
+		if !moved {
+			break
+		}
+		if round > n {
+			return // the orders conflict
+		}
+	}
+	copy(info.level, lv)
+	info.maxLevel = slices.Max(append(lv, 0))
 }

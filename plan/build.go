@@ -115,6 +115,8 @@ type builder struct {
 	// slFirst tries SLFirst before SLLast: after a blackout every state
 	// of SLFirst moves is one of the new tables' (BuildLive).
 	slFirst bool
+	// levels is the deepest LFT level of a changed destination.
+	levels int32
 }
 
 // destLIDs lists the LIDs somebody answers.
@@ -147,6 +149,7 @@ func (b *builder) analyze(ctx context.Context) error {
 	if err := parallel.For(ctx, len(ds), b.opt.Workers, func(w, i int) error {
 		if an[w] == nil {
 			an[w] = newAnalyzer(b.w, b.new, pairDest, sameVLs)
+			an[w].upstream = b.opt.levelBarriers
 		}
 		infos[i], ok[i] = an[w].analyze(ds[i])
 		return nil
@@ -168,6 +171,9 @@ func (b *builder) analyze(ctx context.Context) error {
 	for i := range b.infos {
 		b.freshSL[i] = -1
 		b.strat[i] = b.baseStrategy(&b.infos[i])
+		if b.strat[i] != Unchanged {
+			b.levels = max(b.levels, b.infos[i].maxLevel)
+		}
 	}
 	return nil
 }
@@ -270,6 +276,9 @@ func (b *builder) skeleton() (stepBuilder, skeletonAt) {
 	at.B = len(sb.steps)
 	for l := int32(1); l <= liveL; l++ {
 		sb.add(Step{Kind: Write, Note: fmt.Sprintf("ordered LFT writes, level %d of %d (each switch after its new next hop)", l, liveL)})
+		if b.opt.levelBarriers && l < liveL {
+			sb.add(Step{Kind: Barrier, Note: fmt.Sprintf("packets that met entries older than level %d drain", l)})
+		}
 	}
 	sb.add(Step{Kind: Barrier, Note: "packets of mixed paths drain"})
 	at.C = sb.add(Step{Kind: Write, Note: "sources switch to the new SLs"})
@@ -308,6 +317,9 @@ func (b *builder) place(sb *stepBuilder, at skeletonAt, i int) DestPlan {
 		k := at.Z
 		if in.level[j] > 0 {
 			k = base + int(in.level[j]) - 1
+			if b.opt.levelBarriers && st != Drained {
+				k = base + 2*(int(in.level[j])-1)
+			}
 		}
 		sb.steps[k].LFT = append(sb.steps[k].LFT, wr)
 	}

@@ -42,7 +42,9 @@
 // mixed paths are isolated from the rest; and, when none keeps the
 // epochs' dependency graphs acyclic within the VL limit, a drain phase.
 // Candidates are accepted greedily in LID order against incrementally
-// maintained acyclic graphs (dag.go), so the plan is deterministic. With
+// maintained acyclic graphs (dag.go), so the plan is deterministic; the
+// LIDs of one switch (same SLs, same changed entries) that cannot move
+// one at a time, each blocked by the others' old paths, move together. With
 // reordering allowed the drain phase opens first: the drained pairs stay
 // paused while the live destinations move, so live moves never have to
 // coexist with old paths of drained destinations (in the Nue-to-Nue
@@ -56,6 +58,10 @@
 // changed entries are unrouted, so the switches drop what the hosts keep
 // sending, and then written). Plan.Blackout lets Verify accept those
 // drops while it still checks loops and dependencies with them live.
+// When that plan needs transition SLs, rounds or a blackout, BuildLive
+// tries a barrier after each level of ordered writes instead, with each
+// switch that is rerouted upstream of another changed switch written a
+// level before it, and keeps the cheaper plan.
 //
 // The algorithm code is pure: no I/O, no clock, no global randomness.
 package plan

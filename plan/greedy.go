@@ -15,9 +15,20 @@ import (
 // transition SL), E3 while sources switch to the new SLs (new paths,
 // transition or new SL). A destination's dependencies in each epoch are
 // its contribution; a drained (or not yet placed) destination contributes
-// its old dependencies to all three, so the graphs start as the old CDG,
-// which is acyclic, and every accepted upgrade keeps all three acyclic.
+// its old dependencies to all of them, so the graphs start as the old
+// CDG, which is acyclic, and every accepted upgrade keeps all acyclic.
+// With level barriers (Options.levelBarriers) E2 is split into one epoch
+// per LFT level: a packet that took a switch's old entry has left the
+// fabric before the next level's switches change.
 const numEpochs = 3
+
+// epochs is how many epochs the greedy keeps graphs for.
+func (b *builder) epochs() int {
+	if b.opt.levelBarriers {
+		return 2 + int(b.levels)
+	}
+	return numEpochs
+}
 
 // greedy places the destinations with changed pairs one at a time, in LID
 // order, each on the cheapest strategy that keeps the three epoch
@@ -38,11 +49,11 @@ const numEpochs = 3
 func (b *builder) greedy(ctx context.Context) error {
 	b.drainFirst = !b.live
 	es := b.w.es
-	var dags [numEpochs]*dag
+	dags := make([]*dag, b.epochs())
 	for e := range dags {
 		dags[e] = newDAG(es)
 	}
-	oldC, err := b.oldDeps(ctx, &dags)
+	oldC, err := b.oldDeps(ctx, dags)
 	if err != nil {
 		return err
 	}
@@ -52,50 +63,135 @@ func (b *builder) greedy(ctx context.Context) error {
 		}
 	}
 	wk, t := newWalker(b.w), newDestTL(b.g.NumSwitches())
-	var cand [numEpochs][]int64
-	var buf []int64
+	pl := &placer{dags: dags, oldC: oldC, wk: wk, t: t, cand: make([][]int64, len(dags)),
+		in: make([][]int64, len(dags)), out: make([][]int64, len(dags)), done: make([]bool, len(b.infos))}
 	for n, i := range b.greedyOrder() {
-		if b.strat[i] != InPlace {
-			continue
+		if b.strat[i] != InPlace || pl.done[i] {
+			continue // unchanged, dark, or placed with a twin
 		}
 		if n%64 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		in := &b.infos[i]
-		placed := false
-		var why string
-		for _, c := range b.candidates(in) {
-			if !b.contrib(wk, t, in, c, &cand, &buf) {
-				continue
-			}
-			ok := true
-			for e := 0; e < numEpochs && ok; e++ {
-				if !dags[e].replace(oldC[i], cand[e]) {
-					ok = false
-					if why == "" {
-						why = fmt.Sprintf("%s closes a dependency cycle in epoch %d: %s", c, e+1, shortCycle(es, dags[e].cycle))
-					}
-					for k := e - 1; k >= 0; k-- {
-						if !dags[k].replace(cand[k], oldC[i]) {
-							panic("plan: undoing an accepted upgrade closed a cycle")
-						}
-					}
-				}
-			}
-			if ok {
-				b.strat[i], placed = c.strat, true
-				if c.strat == FreshSL {
-					b.freshSL[i] = int8(c.sl)
-				}
-				break
+		placed, why := b.placeFirst(pl, []int{i})
+		if !placed {
+			// Destinations of one switch share their old paths: each
+			// one's old dependencies may block the other's move, which
+			// they make together.
+			if tw := b.twins(pl, i); len(tw) > 0 {
+				placed, _ = b.placeFirst(pl, append([]int{i}, tw...))
 			}
 		}
 		if !placed {
 			b.strat[i], b.why[i] = Drained, why // its contribution stays oldC[i]
 		}
-		oldC[i] = nil
+		oldC[i], pl.done[i] = nil, true
 	}
 	return nil
+}
+
+// placer is the greedy's state: the epochs' graphs, the old dependencies
+// of the destinations not placed yet, and scratch.
+type placer struct {
+	dags          []*dag
+	oldC          [][]int64
+	wk            *walker
+	t             *destTL
+	cand, in, out [][]int64
+	buf           []int64
+	done          []bool          // per info: placed or drained
+	bySwitch      map[int32][]int // infos by the switch that delivers them (twins)
+}
+
+// placeFirst moves the destinations ms together on the first of their
+// candidates (those of ms[0]) that keeps every epoch's graph acyclic and
+// reports whether one did; why names the first cycle found.
+func (b *builder) placeFirst(pl *placer, ms []int) (placed bool, why string) {
+	for _, c := range b.candidates(&b.infos[ms[0]]) {
+		ok, w := b.accept(pl, ms, c)
+		if why == "" {
+			why = w
+		}
+		if ok {
+			for _, i := range ms {
+				b.strat[i] = c.strat
+				if c.strat == FreshSL {
+					b.freshSL[i] = int8(c.sl)
+				}
+				pl.oldC[i], pl.done[i] = nil, true
+			}
+			return true, why
+		}
+	}
+	return false, why
+}
+
+// accept swaps the old dependencies of the destinations ms for their
+// dependencies under candidate c in every epoch's graph, or leaves the
+// graphs as they were and says why (empty when c needs VLs beyond the
+// limit).
+func (b *builder) accept(pl *placer, ms []int, c candidate) (bool, string) {
+	for e := range pl.dags {
+		pl.in[e], pl.out[e] = pl.in[e][:0], pl.out[e][:0]
+	}
+	for _, i := range ms {
+		if !b.contrib(pl.wk, pl.t, &b.infos[i], c, pl.cand, &pl.buf) {
+			return false, ""
+		}
+		for e := range pl.dags {
+			pl.in[e] = append(pl.in[e], pl.cand[e]...)
+			pl.out[e] = append(pl.out[e], pl.oldC[i]...)
+		}
+	}
+	for e, d := range pl.dags {
+		if !d.replace(pl.out[e], pl.in[e]) {
+			why := fmt.Sprintf("%s closes a dependency cycle in epoch %d: %s", c, e+1, shortCycle(b.w.es, d.cycle))
+			for k := e - 1; k >= 0; k-- {
+				if !pl.dags[k].replace(pl.in[k], pl.out[k]) {
+					panic("plan: undoing an accepted upgrade closed a cycle")
+				}
+			}
+			return false, why
+		}
+	}
+	return true, ""
+}
+
+// twins lists the destinations not placed yet that lead to the same
+// switch as i with the same SLs, changed switches and levels (the LIDs of
+// one switch: its own and its CAs'), with per-destination SLs.
+func (b *builder) twins(pl *placer, i int) []int {
+	if b.old.SL.BySrc != nil || b.new.SL.BySrc != nil || b.infos[i].perTerm {
+		return nil
+	}
+	if pl.bySwitch == nil {
+		pl.bySwitch = map[int32][]int{}
+		for j := range b.infos {
+			sw := b.destSwitch(b.infos[j].d)
+			pl.bySwitch[sw] = append(pl.bySwitch[sw], j)
+		}
+	}
+	in := &b.infos[i]
+	var out []int
+	for _, j := range pl.bySwitch[b.destSwitch(in.d)] {
+		o := &b.infos[j]
+		if j == i || pl.done[j] || b.strat[j] != InPlace || o.perTerm ||
+			slAt(b.old.SL.ByDest, int(o.d)) != slAt(b.old.SL.ByDest, int(in.d)) ||
+			slAt(b.new.SL.ByDest, int(o.d)) != slAt(b.new.SL.ByDest, int(in.d)) ||
+			!slices.Equal(o.changed, in.changed) || !slices.Equal(o.level, in.level) {
+			continue
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// destSwitch is the switch that delivers LID d.
+func (b *builder) destSwitch(d int32) int32 {
+	sw, term := b.g.Owner(int(d))
+	if term >= 0 {
+		sw = b.g.Terms[term].Switch
+	}
+	return sw
 }
 
 // greedyOrder is the order destinations are placed in: by LID, in live
@@ -120,7 +216,7 @@ func (b *builder) greedyOrder() []int {
 // oldDeps counts the old dependencies of every destination (of the
 // unchanged pairs only for those that may move, unless live) into each epoch's DAG, in
 // batches, and returns those of the destinations that may move.
-func (b *builder) oldDeps(ctx context.Context, dags *[numEpochs]*dag) ([][]int64, error) {
+func (b *builder) oldDeps(ctx context.Context, dags []*dag) ([][]int64, error) {
 	oldC := make([][]int64, len(b.infos))
 	wks := make([]*walker, b.opt.Workers)
 	tls := make([]*destTL, b.opt.Workers)
@@ -235,12 +331,24 @@ func (b *builder) usedVLs() [16]bool {
 	return used
 }
 
-// contrib computes destination in's dependencies in the three epochs
-// under candidate c. It returns false when c needs VLs beyond the limit.
-func (b *builder) contrib(wk *walker, t *destTL, in *destInfo, c candidate, out *[numEpochs][]int64, buf *[]int64) bool {
+// contrib computes destination in's dependencies in each epoch (out,
+// one slice per epoch) under candidate c. It returns false when c needs
+// VLs beyond the limit.
+func (b *builder) contrib(wk *walker, t *destTL, in *destInfo, c candidate, out [][]int64, buf *[]int64) bool {
 	d := int(in.d)
 	t.reset(b.w, d)
 	L := max(in.maxLevel, 1)
+	wins := []window{{1, 1}, {2, L + 1}, {L + 2, L + 2}}
+	if b.opt.levelBarriers {
+		// Every level in its own epoch; after the destination's last
+		// level its tables are new until the SL switch after all levels.
+		L = max(b.levels, 1)
+		wins = wins[:1]
+		for l := int32(1); l <= L; l++ {
+			wins = append(wins, window{1 + l, 1 + l})
+		}
+		wins = append(wins, window{L + 2, L + 2})
+	}
 	for j, x := range in.changed {
 		if in.level[j] > 0 {
 			t.wstep[x], t.wval[x] = 1+in.level[j], b.new.Port(x, d)
@@ -266,7 +374,6 @@ func (b *builder) contrib(wk *walker, t *destTL, in *destInfo, c candidate, out 
 		}
 	}
 	wk.vlMax = 0
-	wins := [numEpochs]window{{1, 1}, {2, L + 1}, {L + 2, L + 2}}
 	for e, win := range wins {
 		out[e] = append(out[e][:0], b.collect(wk, t, win.lo, win.hi, buf)...)
 	}

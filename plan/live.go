@@ -49,6 +49,14 @@ const MaxLiveRounds = 4
 // (compact). Entries and SLs for LIDs nobody answers on g (a failed switch's)
 // carry no packet to a destination; a last stage writes them.
 //
+// When that update needs transition SLs, a second round or a blackout,
+// BuildLive plans it again with a barrier after each level of ordered
+// LFT writes and keeps the second plan if it is cheaper (liveCost): a
+// packet that took a switch's old entry has then left the fabric before
+// a switch of the next level changes, so a switch rerouted upstream of a
+// changed one no longer sends packets along a turn that neither routing
+// has (into the changed switch on its old entry, and on along the new).
+//
 // A change of the SL2VL tables cannot be made live (a packet in flight
 // would meet both maps): BuildLive returns an error wrapping
 // ErrNeedsDrain.
@@ -58,6 +66,62 @@ func BuildLive(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt 
 	if err != nil {
 		return nil, err
 	}
+	stages, err := buildLive(ctx, g, old, new, opt)
+	if err != nil || !liveCost(stages).costly() {
+		return stages, err
+	}
+	opt.levelBarriers = true
+	alt, err := buildLive(ctx, g, old, new, opt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return stages, nil
+	}
+	if liveCost(alt).less(liveCost(stages)) {
+		return alt, nil
+	}
+	return stages, nil
+}
+
+// costOf says what a live update costs: destinations blacked out first,
+// then SL write steps (each with a barrier, an SA round trip for the
+// hosts, and a path SL a host may keep from an old path record), then
+// stages (each ends in a barrier), then steps.
+type costOf struct{ blackout, stages, slSteps, steps int }
+
+func liveCost(stages []Stage) costOf {
+	c := costOf{stages: len(stages)}
+	for _, st := range stages {
+		c.blackout += len(st.Plan.Blackout)
+		for _, s := range st.Plan.Steps {
+			c.steps++
+			if s.Kind == Write && len(s.SL) > 0 {
+				c.slSteps++
+			}
+		}
+	}
+	return c
+}
+
+// costly: more than one stage, a blackout or SL steps.
+func (c costOf) costly() bool { return c.blackout > 0 || c.stages > 1 || c.slSteps > 0 }
+
+func (c costOf) less(o costOf) bool {
+	if c.blackout != o.blackout {
+		return c.blackout < o.blackout
+	}
+	if c.slSteps != o.slSteps {
+		return c.slSteps < o.slSteps
+	}
+	if c.stages != o.stages {
+		return c.stages < o.stages
+	}
+	return c.steps < o.steps
+}
+
+// buildLive is BuildLive with prepared options.
+func buildLive(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt Options) ([]Stage, error) {
 	owned, err := ownedOnly(g, old, new)
 	if err != nil {
 		return nil, err

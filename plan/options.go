@@ -47,6 +47,9 @@ type Options struct {
 	// Workers bounds the goroutines (0 = GOMAXPROCS). Results do not
 	// depend on it.
 	Workers int
+	// levelBarriers puts a barrier after each level of ordered LFT
+	// writes (BuildLive's second try, see there).
+	levelBarriers bool
 }
 
 // Validate rejects out-of-range values.

@@ -178,6 +178,14 @@ type repairer struct {
 	queue []int32
 	cands []uint64
 	from  []int32 // per switch: the channel a detour search reached it by
+	keep  bool    // only break points change (settleMode.keep)
+	via   int32   // with keep: the break point's channel (-1: any)
+	vias  []uint64
+	// bfs holds the fabric's hops to the destination at hand (keepBreaks);
+	// seen marks the switches near reaches (stamp: this search).
+	bfs   []int32
+	seen  []uint32
+	stamp uint32
 	// Per-source SLs: the destination's column being repaired (nil for
 	// per-destination SLs), its buffer, and an SL for each VL.
 	src, srcBuf []uint8

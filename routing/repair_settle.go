@@ -3,6 +3,8 @@ package routing
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/nuesm/nuesm/lft"
 )
 
 // repairDest re-routes the switches of one destination whose paths broke
@@ -25,6 +27,16 @@ import (
 // routes through it later pushes its traffic down that path under the
 // same check.
 //
+// First only the break points may change (keep mode, keepBreaks): every
+// other broken switch keeps its entry and reaches the destination through
+// a break point's new path, when that closes no cycle and adds at most
+// keepSlack hops to the shortest path. Such a repair moves live in one
+// ordered write: a packet follows its old path until a break point and
+// its new path from there, so every transitional path is a new one and
+// the update plan needs neither transition SLs nor a second round. Where
+// other switches change too, a switch may still forward into a switch
+// already rewritten along its old entry, a turn neither routing has.
+//
 // Shortest repaired paths can change many entries: when every neighbour
 // of a break point routes through it, each finds its own way around
 // first. When the shortest repair changes more than twice the break
@@ -38,10 +50,17 @@ import (
 //
 // Cost: O(switches) to classify and measure the tree, plus O(b log b)
 // heap work and one Pearce–Kelly insertion per new turn for the b broken
-// switches, at most three times.
+// switches, once in keep mode (plus once per channel of a lone break
+// point when that fails, and an O(switches) breadth-first search), then at
+// most three times.
 func (rp *repairer) repairDest(bd *brokenDest) (int, error) {
 	m := rp.ly.mark()
 	cur := rp.r.SL.ByDest[bd.d]
+	if !bd.freshDest {
+		if keep := (settleMode{keep: true, sl: cur}); rp.keepBreaks(bd, keep) {
+			return rp.apply(bd, keep), nil
+		}
+	}
 	short := settleMode{sl: cur}
 	n, err := rp.settle(bd, short)
 	if err == nil && n <= 2*bd.breaks {
@@ -80,6 +99,13 @@ func (rp *repairer) repairDest(bd *brokenDest) (int, error) {
 
 // settleMode says how settle re-attaches a destination's switches.
 type settleMode struct {
+	// keep: only the break points change their entries; every other
+	// broken switch keeps its own (and its SL) and so reaches the
+	// destination through a break point's new path.
+	keep bool
+	// forced (with keep): the break point takes channel via.
+	forced bool
+	via    int32
 	// fewest: the break points first take detours through the broken
 	// switches (detours), and a switch keeps its own entry unless
 	// another one is more than keepSlack hops shorter.
@@ -118,7 +144,10 @@ func (rp *repairer) settle(bd *brokenDest, mode settleMode) (int, error) {
 	}
 	t.spread()
 	rp.clearDist()
-	rp.slack = 0
+	rp.slack, rp.keep, rp.via = 0, mode.keep, -1
+	if mode.keep && mode.forced {
+		rp.via = mode.via
+	}
 	if mode.fewest {
 		rp.slack = keepSlack
 		rp.detours()
@@ -191,6 +220,110 @@ func (rp *repairer) apply(bd *brokenDest, mode settleMode) int {
 	return n
 }
 
+// keepBreaks settles bd in keep mode (only break points change) and
+// reports whether that works with paths that stay short (keepsShort):
+// first with the break points' channels chosen as in settle; then, when
+// there is one break point, through each of its channels in turn,
+// nearest to the destination first, since the nearest one may close a
+// cycle only with the turns of the switches upstream. The result is left
+// in rp.col for apply.
+func (rp *repairer) keepBreaks(bd *brokenDest, mode settleMode) bool {
+	g := rp.g
+	m := rp.ly.mark()
+	if _, err := rp.settle(bd, mode); err == nil && rp.keepsShort(bd) {
+		return true
+	}
+	rp.ly.rollback(m)
+	b := rp.breakPoint(bd)
+	if b < 0 {
+		return false
+	}
+	if len(rp.bfs) == 0 {
+		rp.bfs = make([]int32, g.NumSwitches())
+	}
+	g.BFS(rp.tree.dsw, rp.bfs, nil)
+	rp.vias = rp.vias[:0]
+	for c := g.Off[b]; c < g.Off[b+1]; c++ {
+		if h := rp.bfs[g.Head[c]]; h >= 0 && h+1 <= rp.bfs[b]+keepSlack {
+			rp.vias = append(rp.vias, uint64(h)<<32|uint64(uint32(c)))
+		}
+	}
+	sortKeys(rp.vias)
+	mode.forced = true
+	for _, k := range rp.vias {
+		mode.via = int32(k & 0xFFFFFFFF)
+		if _, err := rp.settle(bd, mode); err == nil && rp.keepsShort(bd) {
+			return true
+		}
+		rp.ly.rollback(m)
+	}
+	return false
+}
+
+// breakPoint returns the only break point (a switch whose entry leads
+// into a failed cable or switch) of bd, whose tree settle has loaded, or
+// -1 when it has none or several.
+func (rp *repairer) breakPoint(bd *brokenDest) int32 {
+	g, t, b := rp.g, rp.tree, int32(-1)
+	for x, p := range bd.col {
+		if p == lft.NoPort || int32(x) == t.dsw || rp.comp[x] != rp.comp[t.dsw] || g.ChannelAt(int32(x), p) >= 0 {
+			continue
+		}
+		if b >= 0 {
+			return -1
+		}
+		b = int32(x)
+	}
+	return b
+}
+
+// keepsShort reports whether the break points of bd, just settled in
+// keep mode, reach the destination in at most keepSlack hops more than
+// the shortest path in the fabric: the switches upstream of a break point
+// then take at most that many hops more than before.
+func (rp *repairer) keepsShort(bd *brokenDest) bool {
+	for x, p := range rp.col {
+		if p != bd.col[x] {
+			if h := rp.hopsOf(int32(x)) - keepSlack - 1; h > 0 && rp.near(int32(x), rp.tree.dsw, h) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// near reports whether switch y is at most depth hops from switch x
+// (a breadth-first search from x that stops at that depth).
+func (rp *repairer) near(x, y int32, depth int32) bool {
+	g := rp.g
+	if len(rp.seen) == 0 {
+		rp.seen = make([]uint32, g.NumSwitches())
+	}
+	rp.stamp++
+	if rp.stamp == 0 {
+		clear(rp.seen)
+		rp.stamp = 1
+	}
+	level := append(rp.queue[:0], x)
+	rp.seen[x] = rp.stamp
+	for d := int32(0); d < depth && len(level) > 0; d++ {
+		n := len(level)
+		for _, u := range level[:n] {
+			for c := g.Off[u]; c < g.Off[u+1]; c++ {
+				if v := g.Head[c]; rp.seen[v] != rp.stamp {
+					if v == y {
+						return true
+					}
+					rp.seen[v] = rp.stamp
+					level = append(level, v)
+				}
+			}
+		}
+		level = level[n:]
+	}
+	return false
+}
+
 // stuck returns a switch left broken, one with terminals if any, or -1.
 func (rp *repairer) stuck() int32 {
 	t := rp.tree
@@ -225,7 +358,7 @@ func (rp *repairer) attach(w, c int32) bool {
 		t.push(w, own)
 		return true
 	}
-	if rp.src == nil {
+	if rp.src == nil || rp.keep {
 		return false
 	}
 	for vl := 0; vl < rp.vls; vl++ {
@@ -319,6 +452,13 @@ func (rp *repairer) offer(w int32) {
 // is w's own entry (first), then c.
 func (rp *repairer) push(w, c int32) {
 	g := rp.g
+	own := rp.col[w] // w is not settled yet: its entry is the old one
+	if rp.keep && own != g.OutPort[c] && g.ChannelAt(w, own) >= 0 {
+		return // w is no break point and keeps its entry
+	}
+	if rp.keep && rp.via >= 0 && g.ChannelAt(w, own) < 0 && c != rp.via {
+		return // the break point's channel is given
+	}
 	var pref uint64 = 1
 	hops := uint64(rp.hopsOf(g.Head[c]) + 1)
 	if rp.tree.col[w] == g.OutPort[c] {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/parallel"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/plan"
 )
@@ -150,34 +151,60 @@ func (d *Deployer) checkOperVLs(ctx context.Context, g *fabric.Graph, need int) 
 	return true, nil
 }
 
-// checkSLs asks OpenSM's SA for a sample of the path SLs a step changed.
+// saLanes is how many SA path record queries checkSLs runs at once (the
+// same bound as the switch read-backs: ibsim serves a few clients at a
+// time, and each query is mostly process start).
+const saLanes = 4
+
+// checkSLs asks OpenSM's SA for a sample of the path SLs a step changed,
+// the queries of the sample in saLanes lanes.
 func (d *Deployer) checkSLs(ctx context.Context, g *fabric.Graph, r *lft.Routing, s *plan.Step) error {
 	if len(s.SL) == 0 || d.cfg.SLChecks < 0 {
 		return nil
 	}
 	n := min(d.cfg.SLChecks, len(s.SL))
-	// The SA answers over LID routes, which the step may still lack for
-	// some sources: each query gets a few seconds, and the first one that
-	// fails ends the sample (said in the log, never taken as SL 0).
-	qctx, cancel := context.WithTimeout(ctx, min(d.cfg.ToolTimeout, 5*time.Second)*time.Duration(n))
-	defer cancel()
+	type query struct {
+		slid, dlid int
+		want, got  uint8
+		ran        bool
+		err        error
+	}
+	qs := make([]query, 0, n)
 	for k := 0; k < n; k++ {
 		c := s.SL[k*len(s.SL)/n]
 		slid, sw := sourceFor(g, c)
 		if slid == 0 || slid == c.DLID {
 			continue
 		}
-		want := r.SL.Of(sw, slid, c.DLID)
+		qs = append(qs, query{slid: slid, dlid: c.DLID, want: r.SL.Of(sw, slid, c.DLID)})
+	}
+	// The SA answers over LID routes, which the step may still lack for
+	// some sources: each query gets a few seconds, and a failed query ends
+	// the sample at it (said in the log, never taken as SL 0).
+	lanes := min(saLanes, len(qs))
+	qctx, cancel := context.WithTimeout(ctx, min(d.cfg.ToolTimeout, 5*time.Second)*time.Duration(max(1, (len(qs)+lanes-1)/max(1, lanes))))
+	defer cancel()
+	// A failed query stops the handing out of later ones; every earlier
+	// one completes, so the loop below meets the failure before any query
+	// that did not run (or the end of the sample's time).
+	_ = parallel.For(qctx, len(qs), lanes, func(_, i int) error {
 		one, cancel1 := d.quick(qctx)
-		got, err := pathSL(one, d.run, slid, c.DLID)
-		cancel1()
-		if err != nil {
-			d.log.Warn("SA path record query failed; the step's SLs are not sampled further", "slid", slid, "dlid", c.DLID, "err", err)
+		defer cancel1()
+		qs[i].got, qs[i].err = pathSL(one, d.run, qs[i].slid, qs[i].dlid)
+		qs[i].ran = true
+		return qs[i].err
+	})
+	for _, q := range qs {
+		if !q.ran && q.err == nil {
+			q.err = fmt.Errorf("not asked (%v)", context.Cause(qctx))
+		}
+		if q.err != nil {
+			d.log.Warn("SA path record query failed; the step's SLs are not sampled further", "slid", q.slid, "dlid", q.dlid, "err", q.err)
 			return nil
 		}
-		if got != want {
+		if q.got != q.want {
 			return fmt.Errorf("OpenSM's SA gives SL %d for the path LID %d -> %d, the step has SL %d: the QoS policy %s did not take",
-				got, slid, c.DLID, want, d.cfg.QoSPolicyFile)
+				q.got, q.slid, q.dlid, q.want, d.cfg.QoSPolicyFile)
 		}
 	}
 	return nil
