@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -20,11 +22,15 @@ import (
 // route around failed cables at all.
 //
 // Parameters: "of", the engines joined by '+' (default nue+dor+dfsssp),
-// and "by", the criterion: maxload (default: the most CA-to-LID paths on
-// one channel, routing.Measure's MaxEFI, which bounds the throughput of
-// uniform and all-to-all traffic) or hops (the average path length), each
-// with the other breaking ties.
+// an engine with parameters written as its spec in parentheses, so that
+// two parameter sets of one engine compete
+// (best:of=nue+(nue:share=switchlid)); and "by", the criterion: maxload
+// (default: the most CA-to-LID paths on one channel, routing.Measure's
+// MaxEFI, which bounds the throughput of uniform and all-to-all traffic)
+// or hops (the average path length), each with the other breaking ties.
 type Best struct {
+	// Of holds the engines' specs in the ordinary form
+	// ("nue:share=switchlid"), which names the routing Best returns.
 	Of []string
 	By string
 }
@@ -48,7 +54,7 @@ func (Best) DeadlockFree() bool { return true }
 // Params lists Best's parameters (Configurable).
 func (Best) Params() []Param {
 	return []Param{
-		{Name: "of", Doc: "engines to compare, joined by '+'"},
+		{Name: "of", Doc: "engines to compare, joined by '+'; one with parameters as its spec in parentheses: nue+(nue:share=switchlid)"},
 		{Name: "by", Values: []string{ByMaxLoad, ByHops}, Doc: "the criterion: max channel load or average hops"},
 	}
 }
@@ -56,20 +62,18 @@ func (Best) Params() []Param {
 // Configure returns Best with params applied (Configurable).
 func (b Best) Configure(params map[string]string) (Engine, error) {
 	if err := CheckParams("best", b.Params(), params); err != nil {
+		var pe *ParamError
+		if errors.As(err, &pe) && pe.Unknown {
+			return nil, fmt.Errorf("%w (an engine with parameters goes into of as its spec in parentheses: of=nue+(nue:share=switchlid))", err)
+		}
 		return nil, err
 	}
 	if v, ok := params["of"]; ok {
-		b.Of = nil
-		for _, n := range strings.Split(v, "+") {
-			n = strings.TrimSpace(n)
-			if n == "best" {
-				return nil, &ParamError{Engine: "best", Name: "of", Value: v}
-			}
-			if _, err := Lookup(n); err != nil {
-				return nil, fmt.Errorf("best: parameter of: %w", err)
-			}
-			b.Of = append(b.Of, n)
+		of, err := parseMembers(v)
+		if err != nil {
+			return nil, fmt.Errorf("best: parameter of=%s: %w", v, err)
 		}
+		b.Of = of
 	}
 	if v, ok := params["by"]; ok {
 		b.By = v
@@ -88,7 +92,7 @@ func (b Best) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		e, err := Lookup(name)
+		e, err := memberEngine(name)
 		if err != nil {
 			return nil, err
 		}
@@ -96,6 +100,9 @@ func (b Best) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 		inner.KeepState = false // the chain verifies the best one again
 		r, _, a := try(ctx, g, e, inner)
 		if a.Err != nil {
+			if name != e.Name() {
+				a.Err = fmt.Errorf("%s: %w", name, a.Err)
+			}
 			errs = append(errs, a.Err)
 			continue
 		}
@@ -114,7 +121,120 @@ func (b Best) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("best: no engine of %s produced a verified routing: %w", strings.Join(b.Of, "+"), errors.Join(errs...))
+		return nil, fmt.Errorf("best: no engine of %s produced a verified routing: %w", joinMembers(b.Of), errors.Join(errs...))
 	}
 	return best, nil
+}
+
+// parseMembers reads best's "of": engines joined by '+', each a bare name
+// or an engine spec in parentheses, "nue+(nue:share=switchlid:partition=locality)".
+// It returns the members' specs in the ordinary form, the parameters in
+// name order. Best itself, an unknown engine or parameter and the same
+// engine twice with the same parameters (defaults filled in) are errors.
+func parseMembers(of string) ([]string, error) {
+	parts, err := splitTop(of, '+')
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]string{} // the full configuration → the member as given
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		es, err := memberSpec(p)
+		if err != nil {
+			return nil, fmt.Errorf("engine %d %q: %w", i+1, p, err)
+		}
+		e, err := Lookup(es.Name)
+		if err != nil {
+			return nil, fmt.Errorf("engine %d: %w", i+1, err)
+		}
+		if _, err := Configure(e, es.Params); err != nil {
+			return nil, fmt.Errorf("engine %d %q: %w", i+1, p, err)
+		}
+		full := specString(es.Name, withDefaults(e, es.Params))
+		if prev, dup := seen[full]; dup {
+			return nil, fmt.Errorf("engines %q and %q are the same engine with the same parameters (%s)", prev, p, full)
+		}
+		seen[full] = p
+		out = append(out, specString(es.Name, es.Params))
+	}
+	return out, nil
+}
+
+// memberSpec parses one member of best's "of".
+func memberSpec(p string) (EngineSpec, error) {
+	switch {
+	case p == "":
+		return EngineSpec{}, fmt.Errorf("no engine name, expected NAME or (NAME:PARAM=VALUE...) between the '+'")
+	case strings.HasPrefix(p, "(") && strings.HasSuffix(p, ")"):
+		inner := strings.TrimSpace(p[1 : len(p)-1])
+		if strings.Contains(inner, ",") {
+			return EngineSpec{}, fmt.Errorf("one engine per parentheses, its parameters joined by ':', e.g. (nue:share=switchlid:partition=locality)")
+		}
+		specs, err := ParseSpec(inner)
+		if err != nil {
+			return EngineSpec{}, err
+		}
+		if specs[0].Name == "best" {
+			return EngineSpec{}, fmt.Errorf("best cannot compare itself")
+		}
+		return specs[0], nil
+	case strings.ContainsAny(p, "():="):
+		return EngineSpec{}, fmt.Errorf("an engine with parameters goes in parentheses, e.g. (nue:share=switchlid)")
+	case p == "best":
+		return EngineSpec{}, fmt.Errorf("best cannot compare itself")
+	}
+	return EngineSpec{Name: p}, nil
+}
+
+// memberEngine builds the engine of a member spec that parseMembers
+// returned.
+func memberEngine(spec string) (Engine, error) {
+	chain, err := NewChain(spec, nil)
+	if err != nil {
+		return nil, fmt.Errorf("best: %w", err)
+	}
+	return chain[0], nil
+}
+
+// withDefaults adds the default of every parameter of e that params does
+// not set and whose values e lists.
+func withDefaults(e Engine, params map[string]string) map[string]string {
+	out := maps.Clone(params)
+	c, ok := e.(Configurable)
+	if !ok {
+		return out
+	}
+	for _, p := range c.Params() {
+		if _, set := out[p.Name]; !set && len(p.Values) > 0 {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[p.Name] = p.Values[0]
+		}
+	}
+	return out
+}
+
+// specString writes an engine spec in the ordinary form, the parameters in
+// name order: "nue:partition=locality:share=switchlid".
+func specString(name string, params map[string]string) string {
+	var b strings.Builder
+	b.WriteString(name)
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		fmt.Fprintf(&b, ":%s=%s", k, params[k])
+	}
+	return b.String()
+}
+
+// joinMembers writes member specs back in the form of best's "of".
+func joinMembers(specs []string) string {
+	parts := make([]string, len(specs))
+	for i, s := range specs {
+		parts[i] = s
+		if strings.Contains(s, ":") {
+			parts[i] = "(" + s + ")"
+		}
+	}
+	return strings.Join(parts, "+")
 }

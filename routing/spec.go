@@ -96,8 +96,12 @@ type EngineSpec struct {
 //
 //	nue:partition=locality:share=none,dfsssp:vlbalance=off,updn
 //
-// Spaces around the parts are ignored. An empty chain, an empty engine
-// name, a parameter without '=' or given twice for one engine are errors.
+// A parameter value may hold an engine spec in parentheses, whose ':' are
+// its own (best:of=nue+(nue:share=switchlid)); ',' always separates the
+// engines of the chain, so every tool that splits chains at ',' keeps
+// doing so. Spaces around the parts are ignored. An empty chain, an empty
+// engine name, a parameter without '=' or given twice for one engine and
+// unbalanced parentheses are errors.
 func ParseSpec(spec string) ([]EngineSpec, error) {
 	var out []EngineSpec
 	for _, part := range strings.Split(spec, ",") {
@@ -105,10 +109,16 @@ func ParseSpec(spec string) ([]EngineSpec, error) {
 		if part == "" {
 			continue
 		}
-		fields := strings.Split(part, ":")
+		fields, err := splitTop(part, ':')
+		if err != nil {
+			return nil, fmt.Errorf("routing: engine spec %q: %v", part, err)
+		}
 		es := EngineSpec{Name: strings.TrimSpace(fields[0])}
 		if es.Name == "" {
 			return nil, fmt.Errorf("routing: engine spec %q: no engine name before ':'", part)
+		}
+		if strings.ContainsAny(es.Name, "()") {
+			return nil, fmt.Errorf("routing: engine spec %q: parentheses hold an engine with parameters inside best's of, e.g. best:of=nue+(nue:share=switchlid)", part)
 		}
 		for _, f := range fields[1:] {
 			k, v, ok := strings.Cut(f, "=")
@@ -130,6 +140,34 @@ func ParseSpec(spec string) ([]EngineSpec, error) {
 		return nil, fmt.Errorf("routing: empty engine chain %q", spec)
 	}
 	return out, nil
+}
+
+// splitTop splits s at every sep outside parentheses.
+func splitTop(s string, sep byte) ([]string, error) {
+	var out []string
+	depth, start, open := 0, 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			if depth == 0 {
+				open = i
+			}
+			depth++
+		case ')':
+			if depth--; depth < 0 {
+				return nil, fmt.Errorf("')' at column %d has no '('", i+1)
+			}
+		case sep:
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if depth > 0 {
+		return nil, fmt.Errorf("'(' at column %d is not closed (inside the parentheses ':' separates the parameters; ',' separates the engines of a chain)", open+1)
+	}
+	return append(out, s[start:]), nil
 }
 
 // ParseParam splits a "name=value" parameter (the --param flag).

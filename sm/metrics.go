@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nuesm/nuesm/routing"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -117,10 +118,22 @@ func buildInfo() prometheus.Collector {
 // setEngine records the engine of the published routing.
 func (m *Metrics) setEngine(chain, engine string) {
 	m.engine.Reset()
-	first, _, _ := strings.Cut(chain, ",")
-	first, _, _ = strings.Cut(first, ":")
 	base, _ := strings.CutSuffix(engine, repairSuffix) // a repair is no fallback
-	m.engine.WithLabelValues(engine, chain, strconv.FormatBool(first != base)).Set(1)
+	m.engine.WithLabelValues(engine, chain, strconv.FormatBool(!fromFirst(chain, base))).Set(1)
+}
+
+// fromFirst reports whether tables of engine came from the chain's first
+// engine: that engine or, when it is best, one of the engines it compares
+// (named by their specs, "nue:share=switchlid").
+func fromFirst(chain, engine string) bool {
+	spec, _, _ := strings.Cut(chain, ",")
+	if es, err := routing.NewChain(spec, nil); err == nil {
+		if b, ok := es[0].(routing.Best); ok {
+			return slices.Contains(b.Of, engine)
+		}
+	}
+	first, _, _ := strings.Cut(spec, ":")
+	return strings.TrimSpace(first) == engine
 }
 
 // triggerLabels are the values of the trigger metric's "source" label:

@@ -16,5 +16,8 @@ separates the engines of a chain, tried in order:
 a parameter for every engine of the chain that takes it (an engine's own
 spec wins). A name no engine of the chain takes, an unknown value, or a
 parameter for an engine without parameters is an error before anything is
-routed. Parameters:
+routed. best's of takes an engine with parameters as its spec in
+parentheses, so that parameter sets of one engine compete (quoted for the
+shell): --engine 'best:of=(nue:share=switch)+(nue:share=switchlid)'.
+Parameters:
 ` + routing.ParamsHelp()

@@ -82,7 +82,7 @@ var refChecked atomic.Int64
 // expectations.
 func runEngine(t *testing.T, name string, c *fabricCase, g *fabric.Graph, limit int) *result {
 	t.Helper()
-	e, err := routing.Lookup(name)
+	e, err := newEngine(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func (rs *results) get(k key) *result {
 // table (the small ones with -short), with the default limit of 8 VLs and
 // with the tight limits.
 func TestConformance(t *testing.T) {
-	engines := routing.Names()
+	engines := suiteEngines()
 	for _, must := range []string{"minhop", "updn", "ftree", "dor", "dor-nodateline", "lash", "nue", "sssp", "dfsssp"} {
 		if !slices.Contains(engines, must) {
 			t.Errorf("engine %q is not registered", must)

@@ -43,7 +43,7 @@ func TestDeterminism(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, engine := range routing.Names() {
+				for _, engine := range suiteEngines() {
 					a := route(engine, g, 4)
 					for i, workers := range []int{4, 1} {
 						if b := route(engine, g, workers); !a.same(b) {
@@ -59,7 +59,7 @@ func TestDeterminism(t *testing.T) {
 			})
 		}
 	})
-	for _, e := range routing.Names() {
+	for _, e := range suiteEngines() {
 		if !routed[e] {
 			t.Errorf("%s routed none of the determinism fabrics %v", e, names)
 		}
@@ -73,7 +73,7 @@ type run struct {
 }
 
 func route(engine string, g *fabric.Graph, workers int) run {
-	e, err := routing.Lookup(engine)
+	e, err := newEngine(engine)
 	if err != nil {
 		return run{err: err.Error()}
 	}

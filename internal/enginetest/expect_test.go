@@ -1,6 +1,37 @@
 package enginetest
 
-import "testing"
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/nuesm/nuesm/routing"
+)
+
+// variants are engine specs the suite runs besides the registered
+// engines, each under a short label: best comparing two parameter sets of
+// one engine.
+var variants = map[string]string{
+	"best-share": "best:of=(nue:share=switch)+(nue:share=switchlid)",
+}
+
+// suiteEngines lists the registered engines and the variants' labels.
+func suiteEngines() []string {
+	return append(routing.Names(), slices.Sorted(maps.Keys(variants))...)
+}
+
+// newEngine returns the engine of a registered name or a variant's label.
+func newEngine(name string) (routing.Engine, error) {
+	spec, ok := variants[name]
+	if !ok {
+		return routing.Lookup(name)
+	}
+	chain, err := routing.NewChain(spec, nil)
+	if err != nil {
+		return nil, err
+	}
+	return chain[0], nil
+}
 
 // engineContract says which refusals an engine's documentation allows and
 // what its delivery promise covers.
@@ -40,6 +71,8 @@ var contract = map[string]engineContract{
 	// best returns the best verified routing of nue, dor and dfsssp; the
 	// pick may change with the limit, and nue always verifies.
 	"best": {vlSensitive: true},
+	// best-share compares two parameter sets of nue (variants).
+	"best-share": {vlSensitive: true},
 	// pora routes NovaCubes only; the VLs it needs depend on k.
 	"pora": {shapes: true, vlBounded: true, exactNeeded: true},
 }
@@ -123,7 +156,7 @@ func expected(engine string, c *fabricCase, limit int) ([]outcome, string) {
 		return []outcome{ok}, "up*/down* routes any topology deadlock-free on one VL"
 	case "nue", "sar-nue":
 		return []outcome{ok}, "Nue is deadlock-free on any topology with any number of layers"
-	case "best":
+	case "best", "best-share":
 		return []outcome{ok}, "one of its engines, Nue, always gives verified tables"
 	case "minhop", "sssp":
 		switch {

@@ -20,6 +20,8 @@ func FuzzNewChain(f *testing.F) {
 		{"lash:sources=all,minhop", ""},
 		{"sar-nue:schedule=lockstep,sar-dfsssp:vlcount=exact", "switchsources=on"},
 		{"nue:share=", ""}, {"nue::", ""}, {":x=1", ""}, {"8x8x8", ""}, {"nue", "nope=1"},
+		{"best:of=nue+(nue:share=switchlid:partition=locality):by=hops,updn", ""},
+		{"best:of=(dor:dims=4x4)+(nue:share=none)", "share=switch"}, {"best:of=nue+(nue", ""}, {"best:of=())(", ""},
 		{"dor:dims=0x4", ""}, {"dor:torus=2", ""}, {"nue:partition=locality:partition=auto", ""},
 	} {
 		f.Add(s[0], s[1])
