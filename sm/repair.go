@@ -65,8 +65,10 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	if first, _, _ = strings.Cut(first, ":"); base != first || (pub.FabricSHA256 == hash && !repaired) {
 		return nil
 	}
-	e, err := routing.Lookup(base)
-	if err != nil {
+	// The chain's first engine as configured (its parameters can change
+	// what verified means, e.g. CA delivery only), not its defaults.
+	e := s.engines[0]
+	if e.Name() != base {
 		return nil
 	}
 	// The published tables were verified with State vst (nil after a
