@@ -39,6 +39,14 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	}
 	// state.json and the staged files are written (and synced) at once:
 	// a restart settles from what the switches hold, whichever landed.
+	// The files' syncs stay before the writes: after a host crash OpenSM
+	// loads the LFT file at its first heavy sweep, and only a file of this
+	// step (or the one before: both ends of the step's proven transition)
+	// keeps that sweep within a proven state; a file not yet on disk can
+	// come back older by several steps, or empty, and OpenSM then routes
+	// with its own engine. state.json needs no order against the files
+	// (settle reads the switches whatever it says), so the two syncs
+	// overlap.
 	d.st.Staged = i + 1
 	saved := make(chan error, 1)
 	var saveTook time.Duration
