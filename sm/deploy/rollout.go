@@ -102,6 +102,12 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	}
 	d.log.Info("rollout", "generation", ref.gen, "stages", len(stages), "steps", d.plan.Steps, "lft_writes", d.plan.Writes,
 		"blackout_destinations", d.plan.Blackout, "note", d.plan.Note, "prepare", tm.String())
+	return d.execute(ctx, g, held, stages, ref.gen)
+}
+
+// execute runs a proven plan's stages step by step from held and records
+// the generation deployed.
+func (d *Deployer) execute(ctx context.Context, g *fabric.Graph, held *lft.Routing, stages []plan.Stage, gen int) error {
 	// The first stage starts from held, or from the empty tables (no
 	// routes held: the SLs staged before belong to no route).
 	staged, n := held, 0
@@ -121,12 +127,12 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 				return ctx.Err()
 			}
 			step := &stage.Plan.Steps[i]
-			next, err := d.runStep(ctx, g, staged, step, n, ref.gen)
+			next, err := d.runStep(ctx, g, staged, step, n, gen)
 			if err != nil && errors.Is(err, ErrNoOpenSM) {
-				return d.stop(PhaseNoOpenSM, "no-opensm", fmt.Errorf("generation %d, before step %d of %d: %w", ref.gen, n+1, d.st.Steps, err))
+				return d.stop(PhaseNoOpenSM, "no-opensm", fmt.Errorf("generation %d, before step %d of %d: %w", gen, n+1, d.st.Steps, err))
 			}
 			if err != nil {
-				return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, step %d of %d (%s): %w", ref.gen, n+1, d.st.Steps, step.Kind, err))
+				return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, step %d of %d (%s): %w", gen, n+1, d.st.Steps, step.Kind, err))
 			}
 			staged, n = next, n+1
 			// state.json records it with the next step's staging (or
@@ -135,7 +141,7 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 			d.st.Step, d.st.Updated = n, time.Now().UTC()
 			d.publishStatus()
 			if n < d.st.Steps && d.newer() {
-				if err := d.catchUpIfPending(ctx, ref.gen); err != nil {
+				if err := d.catchUpIfPending(ctx, gen); err != nil {
 					return err
 				}
 				d.log.Info("newer generation published: re-planning from the proven state", "at_step", n, "of", d.st.Steps)
@@ -143,10 +149,10 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 			}
 		}
 	}
-	if err := d.catchUpIfPending(ctx, ref.gen); err != nil {
+	if err := d.catchUpIfPending(ctx, gen); err != nil {
 		return err
 	}
-	return d.done(ref.gen)
+	return d.done(gen)
 }
 
 // catchUpIfPending runs catchUp after steps written with SMPs; a failure
