@@ -408,7 +408,10 @@ func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 	if d.cfg.Discover {
 		go d.watchFabric(ctx, trigger)
 	}
-	var cur *genRef
+	// good is the last generation known published: a generation handed
+	// over whose publication fails leaves the daemon with it, so its
+	// rollout goes on (it may have stopped, or wait for a retry).
+	var cur, good *genRef
 	var retry <-chan time.Time
 	for {
 		select {
@@ -423,39 +426,77 @@ func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 			continue
 		}
 		err := d.rollout(ctx, *cur)
-		for errors.Is(err, errNewer) {
-			cur = d.pending
-			d.pending = nil
-			d.met.rollouts.WithLabelValues("replanned").Inc()
+		for errors.Is(err, errNewer) || (errors.Is(err, errNotPublished) && good != nil) {
+			if errors.Is(err, errNewer) {
+				good, cur = cur, d.pending
+				d.pending = nil
+				d.met.rollouts.WithLabelValues("replanned").Inc()
+			} else {
+				cur = good
+			}
 			err = d.rollout(ctx, *cur)
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
 		if errors.Is(err, errNotPublished) {
-			// The daemon keeps the generation published before, which
-			// the switches hold or a rollout already took to them.
-			cur, err = nil, nil
+			cur, err = nil, nil // nothing published before: nothing to go on with
 		}
+		if cur != nil {
+			good = cur
+		}
+		d.requeuePending()
 		if err != nil {
 			retry = time.After(d.cfg.Retry)
 		}
 	}
 }
 
+// requeuePending hands a generation taken by newer but not acted on
+// (its publication was not confirmed yet) back to Run, unless a newer
+// one waits.
+func (d *Deployer) requeuePending() {
+	if d.pending == nil {
+		return
+	}
+	select {
+	case d.gens <- *d.pending:
+	default:
+	}
+	d.pending = nil
+}
+
 // errNewer stops a rollout at a step boundary when a newer generation
 // was published.
 var errNewer = errors.New("a newer generation was published")
 
-// newer takes a newer published generation, if one is waiting.
+// newer takes a newer generation, if one is waiting, and reports
+// whether it is published: a rollout is left for a generation handed
+// over in memory only once its publication is confirmed (one that fails
+// is dropped, one not confirmed yet waits in pending).
 func (d *Deployer) newer() bool {
 	select {
 	case g := <-d.gens:
 		d.pending = &g
-		return true
 	default:
+	}
+	if d.pending == nil {
 		return false
 	}
+	if m := d.pending.mem; m != nil && !m.settled {
+		select {
+		case err := <-m.published:
+			m.settled, m.err = true, err
+		default:
+			return false
+		}
+	}
+	if m := d.pending.mem; m != nil && m.err != nil {
+		d.log.Warn("generation handed over not published: the rollout goes on", "generation", d.pending.gen, "err", m.err)
+		d.pending = nil
+		return false
+	}
+	return true
 }
 
 // snapshot stages what the switches hold when there is no LFT file yet,

@@ -269,3 +269,41 @@ func TestHandoffNewestWins(t *testing.T) {
 	default:
 	}
 }
+
+// TestNewerWaitsForPublication: a rollout is left at a step boundary for
+// a generation handed over in memory only once its publication is
+// confirmed; one not confirmed yet goes back to Run when the rollout
+// ends, one that failed is dropped.
+func TestNewerWaitsForPublication(t *testing.T) {
+	d := &Deployer{gens: make(chan genRef, 1), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ch := make(chan error, 1)
+	d.Handoff(sm.Handoff{Gen: 4, Published: ch})
+	if d.newer() {
+		t.Fatal("newer before the publication was confirmed")
+	}
+	if d.pending == nil || d.pending.gen != 4 {
+		t.Fatal("the unconfirmed generation was not kept")
+	}
+	ch <- nil
+	if !d.newer() {
+		t.Fatal("not newer once published")
+	}
+	d.requeuePending()
+	if g := <-d.gens; g.gen != 4 {
+		t.Fatalf("requeued generation %d", g.gen)
+	}
+	failed := make(chan error, 1)
+	failed <- errors.New("disk full")
+	d.Handoff(sm.Handoff{Gen: 5, Published: failed})
+	if d.newer() || d.pending != nil {
+		t.Fatal("a generation whose publication failed interrupts the rollout or stays pending")
+	}
+	// A newer one waiting is not replaced by the requeued one.
+	d.Handoff(sm.Handoff{Gen: 6, Published: make(chan error, 1)})
+	_ = d.newer()
+	d.Publish(7, "gen-000007")
+	d.requeuePending()
+	if g := <-d.gens; g.gen != 7 {
+		t.Fatalf("generation %d waits, want the newest (7)", g.gen)
+	}
+}
