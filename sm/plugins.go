@@ -71,6 +71,30 @@ type Deployer interface {
 	Deployed() int
 }
 
+// Handoff is a generation handed to the deployer in memory while the
+// daemon still plans and publishes it, so the deployer prepares its
+// rollout (checks, reading the switches, its own plan and proof) meanwhile
+// instead of reading the generation back from disk afterwards. Graph,
+// Routing and Fabric are the daemon's and must not be modified.
+type Handoff struct {
+	Gen     int    // the generation's number once published
+	Dir     string // its directory once published
+	Graph   *fabric.Graph
+	Routing *lft.Routing
+	Fabric  []byte // the dump's text, as fabric.topo holds it
+	// Published receives one value: nil once every file of the
+	// generation is synced and it is current, or why it was not
+	// published. Nothing of it may reach the switches before nil.
+	Published <-chan error
+}
+
+// DeployerHandoff is implemented by deployers that take a generation in
+// memory (Handoff) before it is published; Publish still hands over the
+// generation at start (from disk).
+type DeployerHandoff interface {
+	Handoff(h Handoff)
+}
+
 // DeployerHealth is implemented by deployers that can say what is wrong
 // with the rollout (a stuck or refused rollout, no OpenSM, an unsafe state
 // on the switches); /healthz fails with it. "" means healthy.

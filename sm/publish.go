@@ -269,14 +269,23 @@ func (p *publisher) short() (need, free uint64, short bool) {
 
 // publishOnce writes generation lastGen+1 and swaps "current" to it; on
 // failure nothing of it stays behind.
-func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
+// nextGen returns the number the next publication takes.
+func (p *publisher) nextGen() (int, error) {
 	gens, err := p.generations()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	gen := p.lastGen + 1
 	if len(gens) > 0 {
 		gen = max(gen, gens[len(gens)-1]+1)
+	}
+	return gen, nil
+}
+
+func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
+	gen, err := p.nextGen()
+	if err != nil {
+		return err
 	}
 	name := genName(gen)
 	tmp := filepath.Join(p.dir, fmt.Sprintf(".%s.tmp-%d", name, os.Getpid()))

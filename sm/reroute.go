@@ -32,6 +32,7 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 	t0 := time.Now()
 	s.setStatus(func(st *Status) { st.State = "rerouting"; st.LastTrigger = reason })
 	s.log.Info("reroute", "trigger", reason)
+	s.phases = s.phases[:0]
 	res, pub, jobs, err := s.rerouteOnce(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("reroute deadline of %s exceeded: %w", s.cfg.RerouteTimeout.Duration, err)
@@ -67,18 +68,33 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 		s.log.Error(msg, "trigger", reason, "err", err, "seconds", dur.Seconds())
 		return
 	}
-	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds())
+	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds(), "phases", strings.Join(s.phases, " "))
 }
 
 // phase times one step of a reroute.
 func (s *Server) phase(name string, f func() error) error {
 	t0 := time.Now()
 	err := f()
-	s.metrics.phase.WithLabelValues(name).Observe(time.Since(t0).Seconds())
+	d := time.Since(t0)
+	s.metrics.phase.WithLabelValues(name).Observe(d.Seconds())
+	s.mark(name, d)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// mark records a phase's time for the reroute's log line.
+func (s *Server) mark(name string, d time.Duration) {
+	s.phases = append(s.phases, fmt.Sprintf("%s=%.1fms", name, float64(d.Microseconds())/1000))
+}
+
+// timed runs f and records its time for the log line only (its parts
+// have metrics phases of their own).
+func (s *Server) timed(name string, f func()) {
+	t0 := time.Now()
+	f()
+	s.mark(name, time.Since(t0))
 }
 
 // readFabric returns the dump's bytes and name, read within
@@ -101,7 +117,8 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	g := l.Graph
 	jobs, jobStatus := s.currentJobs(g)
-	res := s.repair(ctx, g, hash, jobs)
+	var res *routing.Result
+	s.timed("repair", func() { res = s.repair(ctx, g, hash, jobs) })
 	full := res == nil
 	if full {
 		res, err = s.routeAndVerify(ctx, g, jobs)
@@ -112,7 +129,8 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
-	st, err := newPublishedStatus(l, hash, res, jobs, jobStatus)
+	var st *PublishedStatus
+	s.timed("measure", func() { st, err = newPublishedStatus(l, hash, res, jobs, jobStatus) })
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
@@ -194,6 +212,49 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		s.updateRoutingMetrics(st)
 		return resultUnchanged, nil
 	}
+	published := s.handOff(set)
+	err := s.planAndPublish(ctx, set, st, old)
+	if published != nil {
+		published(err)
+	} else if err == nil && s.deployer != nil {
+		s.deployer.Publish(st.Generation, s.pub.genDir(st.Generation))
+	}
+	if err != nil {
+		return resultFailed, err
+	}
+	return resultPublished, nil
+}
+
+// handOff hands the set to a deployer that takes generations in memory
+// before they are published (DeployerHandoff), and returns the function
+// that tells it the outcome of the publication (nil: nothing handed
+// over). A publication under another number than the one handed over
+// (not expected: reroutes publish one at a time) is refused to the
+// deployer and handed over from disk instead.
+func (s *Server) handOff(set *lft.TableSet) func(error) {
+	dh, ok := s.deployer.(DeployerHandoff)
+	if !ok {
+		return nil
+	}
+	gen, err := s.pub.nextGen()
+	if err != nil {
+		return nil
+	}
+	ch := make(chan error, 1)
+	dh.Handoff(Handoff{Gen: gen, Dir: s.pub.genDir(gen), Graph: set.Graph, Routing: set.Routing, Fabric: set.Fabric, Published: ch})
+	return func(err error) {
+		cur := s.pub.lastGen
+		if err == nil && cur != gen {
+			err = fmt.Errorf("published as generation %d, not %d", cur, gen)
+			s.deployer.Publish(cur, s.pub.genDir(cur))
+		}
+		ch <- err
+	}
+}
+
+// planAndPublish plans the update from old (the planner plugin) and
+// publishes the set with plan.json and status.json as a new generation.
+func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *PublishedStatus, old *lft.Routing) error {
 	var plan *PlanResult
 	if s.planner != nil {
 		if err := s.phase("plan", func() error {
@@ -201,7 +262,7 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 			plan, err = s.planner.Plan(ctx, set.Graph, old, set.Routing)
 			return err
 		}); err != nil {
-			return resultFailed, err
+			return err
 		}
 		st.Plan = &plan.Summary
 	}
@@ -210,14 +271,11 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 	}
 	files := append(set.Files(), lft.File{Name: planFile, Write: func(w io.Writer) error { return writePlan(w, plan, old == nil) }})
 	if err := s.phase("publish", func() error { return s.pub.publish(st, files) }); err != nil {
-		return resultFailed, err
+		return err
 	}
 	s.updateRoutingMetrics(st)
 	s.metrics.generation.Set(float64(st.Generation))
-	if s.deployer != nil {
-		s.deployer.Publish(st.Generation, s.pub.genDir(st.Generation))
-	}
-	return resultPublished, nil
+	return nil
 }
 
 // routeAndVerify runs the engine chain (routing.RouteChain: every routing

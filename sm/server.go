@@ -114,6 +114,9 @@ type Server struct {
 
 	// owned by the Run goroutine
 	fabricSeen fileStamp
+	// phases times the running reroute's phases for its log line (one
+	// reroute runs at a time; written by its goroutine only).
+	phases []string
 
 	mu       sync.Mutex // guards httpAddr
 	httpAddr string

@@ -162,6 +162,16 @@ func TestOpenSMStepNeverTakes(t *testing.T) {
 		}
 	}
 	b.unlink(tp)
+	// The rollout may stop for another reason before the hook stops
+	// OpenSM (a read during the failure): the stuck phase that counts is
+	// the one after the stop.
+	deadline := time.Now().Add(budget(t, 0.3))
+	for !stopped.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no step of a rollout beyond generation %d ran: %+v", st.Published.Generation, deployStatus(srv.Status()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	d := b.waitPhase(srv, deploy.PhaseStuck)
 	if !strings.Contains(d.Error, "did not take") {
 		t.Errorf("status error %q does not say the step did not take", d.Error)

@@ -72,8 +72,9 @@ func (d *Deployer) operVLs(ctx context.Context, g *fabric.Graph, r *lft.Routing)
 // needs (Config.ManageConf). The map can change only while the switches
 // hold no routes (nothing in flight meets both maps): then the lines are
 // written before the first step's SIGHUP programs them; with routes held
-// a different map is refused.
-func (d *Deployer) manageConf(held, target *lft.Routing) error {
+// a different map is refused. beforeWrite runs before the lines are
+// written (and its error returned).
+func (d *Deployer) manageConf(held, target *lft.Routing, beforeWrite func() error) error {
 	if !d.cfg.ManageConf {
 		return nil
 	}
@@ -91,6 +92,9 @@ func (d *Deployer) manageConf(held, target *lft.Routing) error {
 		return nil
 	case held.Entries() > 0:
 		return fmt.Errorf("%w: %v; the switches hold routes, and changing the SL-to-VL map under live traffic cannot be proven safe", ErrUndeliverable, cerr)
+	}
+	if err := beforeWrite(); err != nil {
+		return err
 	}
 	if err := writeSL2VLBlock(d.cfg.Conf, target.SL2VL.Default); err != nil {
 		return fmt.Errorf("writing the SL2VL lines into %s: %w", d.cfg.Conf, err)

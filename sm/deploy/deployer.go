@@ -47,6 +47,7 @@ import (
 	"github.com/nuesm/nuesm/internal/atomicfile"
 	"github.com/nuesm/nuesm/internal/umad"
 	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/sm"
 )
 
 // Status is the deployer's part of the daemon's /status.
@@ -246,6 +247,51 @@ func sameCables(a, b *fabric.Graph) bool {
 type genRef struct {
 	gen int
 	dir string
+	at  time.Time // when it was handed over
+	mem *memGen   // the generation in memory, before it is published (nil: read dir)
+}
+
+// memGen is a generation handed over in memory (Handoff). Its tables
+// reach the switches only once the daemon says it is published.
+type memGen struct {
+	g         *fabric.Graph
+	r         *lft.Routing
+	dump      []byte
+	published <-chan error
+	// settled, err: the publication's outcome once received.
+	settled bool
+	err     error
+}
+
+// errNotPublished stops the rollout of a generation handed over in
+// memory whose publication failed: nothing of it was written, and the
+// daemon keeps the last good generation published.
+var errNotPublished = errors.New("the generation was not published")
+
+// awaitPublished waits until a generation handed over in memory is
+// published (nil at once for one read from disk).
+func (d *Deployer) awaitPublished(ctx context.Context, ref genRef) error {
+	m := ref.mem
+	if m == nil {
+		return nil
+	}
+	if !m.settled {
+		t0 := time.Now()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-m.published:
+			m.settled, m.err = true, err
+		}
+		if w := time.Since(t0); w > time.Millisecond {
+			d.log.Debug("waited for the generation's publication", "generation", ref.gen, "seconds", w.Seconds())
+		}
+	}
+	if m.err != nil {
+		d.log.Warn("generation handed over not published: not rolled out", "generation", ref.gen, "err", m.err)
+		return fmt.Errorf("%w: generation %d: %w", errNotPublished, ref.gen, m.err)
+	}
+	return nil
 }
 
 // New validates cfg (after Defaults) and prepares the state directory.
@@ -285,9 +331,14 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Deployer, er
 // Publish hands over a published generation (its directory). Only the
 // newest one waiting counts.
 func (d *Deployer) Publish(gen int, dir string) {
+	d.offer(genRef{gen: gen, dir: dir, at: time.Now()})
+}
+
+// offer queues ref for Run, replacing an older one waiting.
+func (d *Deployer) offer(ref genRef) {
 	for {
 		select {
-		case d.gens <- genRef{gen, dir}:
+		case d.gens <- ref:
 			return
 		default:
 		}
@@ -296,6 +347,15 @@ func (d *Deployer) Publish(gen int, dir string) {
 		default:
 		}
 	}
+}
+
+// Handoff hands over a generation in memory before it is published
+// (sm.Handoff): the rollout prepares from it while the daemon writes
+// the files and writes nothing to the switches or to state.json before
+// the publication is confirmed. Only the newest one waiting counts.
+func (d *Deployer) Handoff(h sm.Handoff) {
+	d.offer(genRef{gen: h.Gen, dir: h.Dir, at: time.Now(),
+		mem: &memGen{g: h.Graph, r: h.Routing, dump: h.Fabric, published: h.Published}})
 }
 
 // Status returns the deployer's status (safe for concurrent use).
@@ -348,7 +408,10 @@ func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 	if d.cfg.Discover {
 		go d.watchFabric(ctx, trigger)
 	}
-	var cur *genRef
+	// good is the last generation known published: a generation handed
+	// over whose publication fails leaves the daemon with it, so its
+	// rollout goes on (it may have stopped, or wait for a retry).
+	var cur, good *genRef
 	var retry <-chan time.Time
 	for {
 		select {
@@ -363,34 +426,77 @@ func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 			continue
 		}
 		err := d.rollout(ctx, *cur)
-		for errors.Is(err, errNewer) {
-			cur = d.pending
-			d.pending = nil
-			d.met.rollouts.WithLabelValues("replanned").Inc()
+		for errors.Is(err, errNewer) || (errors.Is(err, errNotPublished) && good != nil) {
+			if errors.Is(err, errNewer) {
+				good, cur = cur, d.pending
+				d.pending = nil
+				d.met.rollouts.WithLabelValues("replanned").Inc()
+			} else {
+				cur = good
+			}
 			err = d.rollout(ctx, *cur)
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
+		if errors.Is(err, errNotPublished) {
+			cur, err = nil, nil // nothing published before: nothing to go on with
+		}
+		if cur != nil {
+			good = cur
+		}
+		d.requeuePending()
 		if err != nil {
 			retry = time.After(d.cfg.Retry)
 		}
 	}
 }
 
+// requeuePending hands a generation taken by newer but not acted on
+// (its publication was not confirmed yet) back to Run, unless a newer
+// one waits.
+func (d *Deployer) requeuePending() {
+	if d.pending == nil {
+		return
+	}
+	select {
+	case d.gens <- *d.pending:
+	default:
+	}
+	d.pending = nil
+}
+
 // errNewer stops a rollout at a step boundary when a newer generation
 // was published.
 var errNewer = errors.New("a newer generation was published")
 
-// newer takes a newer published generation, if one is waiting.
+// newer takes a newer generation, if one is waiting, and reports
+// whether it is published: a rollout is left for a generation handed
+// over in memory only once its publication is confirmed (one that fails
+// is dropped, one not confirmed yet waits in pending).
 func (d *Deployer) newer() bool {
 	select {
 	case g := <-d.gens:
 		d.pending = &g
-		return true
 	default:
+	}
+	if d.pending == nil {
 		return false
 	}
+	if m := d.pending.mem; m != nil && !m.settled {
+		select {
+		case err := <-m.published:
+			m.settled, m.err = true, err
+		default:
+			return false
+		}
+	}
+	if m := d.pending.mem; m != nil && m.err != nil {
+		d.log.Warn("generation handed over not published: the rollout goes on", "generation", d.pending.gen, "err", m.err)
+		d.pending = nil
+		return false
+	}
+	return true
 }
 
 // snapshot stages what the switches hold when there is no LFT file yet,

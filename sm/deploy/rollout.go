@@ -32,35 +32,50 @@ var ErrUnsafeState = errors.New("switches hold an unsafe state")
 func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	d.st.Target, d.st.TargetDir, d.st.Error = ref.gen, ref.dir, ""
 	tm := newPhaseTimer()
-	g, target, err := loadGeneration(ref.dir)
-	if b, rerr := os.ReadFile(filepath.Join(ref.dir, "fabric.topo")); rerr == nil {
-		d.local = localNode(b)
+	if !ref.at.IsZero() {
+		tm.last = ref.at
+		tm.mark("handoff")
 	}
+	g, target, err := d.generation(ref)
 	tm.mark("load")
 	if err == nil {
 		err = d.deliverable(ctx, g, target)
 		tm.mark("deliverable")
 	}
+	// Until a generation handed over in memory is published, a rollout
+	// records nothing (stop and done save state.json).
+	stop := func(phase, result string, err error) error {
+		if perr := d.awaitPublished(ctx, ref); perr != nil {
+			return perr
+		}
+		return d.stop(phase, result, err)
+	}
 	if err != nil {
-		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
+		return stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
 	}
 	held, err := d.settle(ctx, g)
 	tm.mark("settle")
 	if err != nil {
-		return d.stop(PhaseStuck, "stuck", err)
+		return stop(PhaseStuck, "stuck", err)
 	}
 	d.checkHeld(g, held, ref.gen, "held before the rollout")
 	tm.mark("check_held")
 	if err := d.operVLs(ctx, g, target); err != nil {
-		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
+		return stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
 	}
 	if _, err := d.osm.pid(); err != nil {
-		return d.stop(PhaseNoOpenSM, "no-opensm", err)
+		return stop(PhaseNoOpenSM, "no-opensm", err)
 	}
-	if err := d.manageConf(held, target); err != nil {
-		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
+	if err := d.manageConf(held, target, func() error { return d.awaitPublished(ctx, ref) }); err != nil {
+		if errors.Is(err, errNotPublished) || ctx.Err() != nil {
+			return err
+		}
+		return stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
 	}
 	if sameTables(g, held, target) {
+		if err := d.awaitPublished(ctx, ref); err != nil {
+			return err
+		}
 		d.held.Matches = fmt.Sprintf("generation %d", ref.gen)
 		return d.done(ref.gen)
 	}
@@ -68,11 +83,17 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	stages, err := d.buildPlan(ctx, g, held, target)
 	tm.mark("plan")
 	if errors.Is(err, errNoSafePlan) {
-		return d.stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
+		return stop(PhaseRefused, "refused", fmt.Errorf("generation %d: %w", ref.gen, err))
 	}
 	if err != nil {
-		return d.stop(PhaseStuck, "stuck", err)
+		return stop(PhaseStuck, "stuck", err)
 	}
+	// Nothing of the plan is staged before its generation is on disk: a
+	// restart finds the published generation the switches move to.
+	if err := d.awaitPublished(ctx, ref); err != nil {
+		return err
+	}
+	tm.mark("published")
 	d.plan.Generation = ref.gen
 	d.st.Phase, d.st.Step, d.st.Steps, d.st.Staged = PhaseRollout, 0, d.plan.Steps, 0
 	d.st.Plans++
@@ -81,6 +102,12 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 	}
 	d.log.Info("rollout", "generation", ref.gen, "stages", len(stages), "steps", d.plan.Steps, "lft_writes", d.plan.Writes,
 		"blackout_destinations", d.plan.Blackout, "note", d.plan.Note, "prepare", tm.String())
+	return d.execute(ctx, g, held, stages, ref.gen)
+}
+
+// execute runs a proven plan's stages step by step from held and records
+// the generation deployed.
+func (d *Deployer) execute(ctx context.Context, g *fabric.Graph, held *lft.Routing, stages []plan.Stage, gen int) error {
 	// The first stage starts from held, or from the empty tables (no
 	// routes held: the SLs staged before belong to no route).
 	staged, n := held, 0
@@ -100,12 +127,12 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 				return ctx.Err()
 			}
 			step := &stage.Plan.Steps[i]
-			next, err := d.runStep(ctx, g, staged, step, n, ref.gen)
+			next, err := d.runStep(ctx, g, staged, step, n, gen)
 			if err != nil && errors.Is(err, ErrNoOpenSM) {
-				return d.stop(PhaseNoOpenSM, "no-opensm", fmt.Errorf("generation %d, before step %d of %d: %w", ref.gen, n+1, d.st.Steps, err))
+				return d.stop(PhaseNoOpenSM, "no-opensm", fmt.Errorf("generation %d, before step %d of %d: %w", gen, n+1, d.st.Steps, err))
 			}
 			if err != nil {
-				return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, step %d of %d (%s): %w", ref.gen, n+1, d.st.Steps, step.Kind, err))
+				return d.stop(PhaseStuck, "stuck", fmt.Errorf("generation %d, step %d of %d (%s): %w", gen, n+1, d.st.Steps, step.Kind, err))
 			}
 			staged, n = next, n+1
 			// state.json records it with the next step's staging (or
@@ -114,7 +141,7 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 			d.st.Step, d.st.Updated = n, time.Now().UTC()
 			d.publishStatus()
 			if n < d.st.Steps && d.newer() {
-				if err := d.catchUpIfPending(ctx, ref.gen); err != nil {
+				if err := d.catchUpIfPending(ctx, gen); err != nil {
 					return err
 				}
 				d.log.Info("newer generation published: re-planning from the proven state", "at_step", n, "of", d.st.Steps)
@@ -122,10 +149,10 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 			}
 		}
 	}
-	if err := d.catchUpIfPending(ctx, ref.gen); err != nil {
+	if err := d.catchUpIfPending(ctx, gen); err != nil {
 		return err
 	}
-	return d.done(ref.gen)
+	return d.done(gen)
 }
 
 // catchUpIfPending runs catchUp after steps written with SMPs; a failure
@@ -168,6 +195,39 @@ func (d *Deployer) stop(phase, result string, err error) error {
 	return err
 }
 
+// generation returns the fabric and tables of ref: handed over in
+// memory (a copy of the tables: the daemon keeps its own), or read from
+// its directory. It also learns the node the diags run on from the dump.
+func (d *Deployer) generation(ref genRef) (*fabric.Graph, *lft.Routing, error) {
+	if m := ref.mem; m != nil {
+		d.local = localNode(m.dump)
+		if err := lidsAssigned(m.g.F, filepath.Join(ref.dir, "fabric.topo")); err != nil {
+			return nil, nil, err
+		}
+		return m.g, m.r.Clone(), nil
+	}
+	if b, err := os.ReadFile(filepath.Join(ref.dir, "fabric.topo")); err == nil {
+		d.local = localNode(b)
+	}
+	return loadGeneration(ref.dir)
+}
+
+// lidsAssigned refuses a fabric with endpoints OpenSM had not given a
+// LID when it was discovered (path names its dump).
+func lidsAssigned(fab *fabric.Fabric, path string) error {
+	missing := 0
+	for _, r := range fab.Endpoints() {
+		if fab.Port(r).LID == 0 {
+			missing++
+		}
+	}
+	if missing > 0 {
+		return fmt.Errorf("%s: %d endpoints have no LID (OpenSM had not assigned LIDs when the fabric was discovered): the tables would not match OpenSM's LIDs: %w",
+			path, missing, ErrUndeliverable)
+	}
+	return nil
+}
+
 // loadGeneration reads a published generation: its fabric (which must
 // carry the LIDs OpenSM assigned) and its tables.
 func loadGeneration(dir string) (*fabric.Graph, *lft.Routing, error) {
@@ -182,15 +242,8 @@ func loadGeneration(dir string) (*fabric.Graph, *lft.Routing, error) {
 		return nil, nil, err
 	}
 	fab := res.Fabric
-	missing := 0
-	for _, r := range fab.Endpoints() {
-		if fab.Port(r).LID == 0 {
-			missing++
-		}
-	}
-	if missing > 0 {
-		return nil, nil, fmt.Errorf("%s: %d endpoints have no LID (OpenSM had not assigned LIDs when the fabric was discovered): the tables would not match OpenSM's LIDs: %w",
-			path, missing, ErrUndeliverable)
+	if err := lidsAssigned(fab, path); err != nil {
+		return nil, nil, err
 	}
 	g, err := fabric.Compile(fab)
 	if err != nil {
@@ -292,12 +345,14 @@ func (d *Deployer) buildPlan(ctx context.Context, g *fabric.Graph, held, target 
 		d.log.Warn("executing an unproven plan: the switches hold an unsafe state", "held", d.held.Cycle, "loops", d.held.Loops)
 	default:
 		var err error
+		t0 := time.Now()
 		if stages, err = plan.BuildLive(ctx, g, held, target, opt); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, fmt.Errorf("%w: %w", errNoSafePlan, err)
 		}
+		t1 := time.Now()
 		for k, st := range stages {
 			if _, err := plan.Verify(ctx, g, st.From, st.To, st.Plan, opt); err != nil {
 				if ctx.Err() != nil {
@@ -306,6 +361,7 @@ func (d *Deployer) buildPlan(ctx context.Context, g *fabric.Graph, held, target 
 				return nil, fmt.Errorf("%w: stage %d of %d does not verify: %w", errNoSafePlan, k+1, len(stages), err)
 			}
 		}
+		d.log.Debug("planned and proven", "build_seconds", t1.Sub(t0).Seconds(), "verify_seconds", time.Since(t1).Seconds())
 	}
 	d.plan = &PlanInfo{Stages: len(stages), Note: note}
 	for _, st := range stages {

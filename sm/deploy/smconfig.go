@@ -58,6 +58,9 @@ func (a Adapter) Run(ctx context.Context, trigger func(string)) error { return a
 // Publish implements sm.Deployer.
 func (a Adapter) Publish(gen int, dir string) { a.D.Publish(gen, dir) }
 
+// Handoff implements sm.DeployerHandoff.
+func (a Adapter) Handoff(h sm.Handoff) { a.D.Handoff(h) }
+
 // Status implements sm.Deployer.
 func (a Adapter) Status() any { return a.D.Status() }
 

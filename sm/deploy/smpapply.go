@@ -39,9 +39,13 @@ type blockRef struct {
 // starts meanwhile makes the written blocks be read again after it and
 // written again where it reverted them.
 func (d *Deployer) applySMP(ctx context.Context, g *fabric.Graph, cur, next *lft.Routing) (*lft.Routing, error) {
-	deadline := time.Now().Add(d.cfg.StepTimeout)
+	t0 := time.Now()
+	deadline := t0.Add(d.cfg.StepTimeout)
 	if err := d.waitSweepEnd(ctx, deadline); err != nil {
 		return nil, err
+	}
+	if w := time.Since(t0); w > time.Millisecond {
+		d.log.Debug("waited for OpenSM's heavy sweep to end", "seconds", w.Seconds())
 	}
 	paths := d.routesOn(g)
 	if paths == nil {

@@ -39,10 +39,21 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	}
 	// state.json and the staged files are written (and synced) at once:
 	// a restart settles from what the switches hold, whichever landed.
+	// The files' syncs stay before the writes: after a host crash OpenSM
+	// loads the LFT file at its first heavy sweep, and only a file of this
+	// step (or the one before: both ends of the step's proven transition)
+	// keeps that sweep within a proven state; a file not yet on disk can
+	// come back older by several steps, or empty, and OpenSM then routes
+	// with its own engine. state.json needs no order against the files
+	// (settle reads the switches whatever it says), so the two syncs
+	// overlap.
 	d.st.Staged = i + 1
 	saved := make(chan error, 1)
-	go func() { saved <- d.save() }()
+	var saveTook time.Duration
+	go func() { t := time.Now(); err := d.save(); saveTook = time.Since(t); saved <- err }()
+	tStage := time.Now()
 	err := d.stage(g, next)
+	stageTook := time.Since(tStage)
 	if serr := <-saved; serr != nil {
 		return nil, serr
 	}
@@ -50,7 +61,7 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 		return nil, err
 	}
 	tApply := time.Now()
-	d.log.Debug("step staged", "stage_seconds", tApply.Sub(t0).Seconds())
+	d.log.Debug("step staged", "stage_seconds", tApply.Sub(t0).Seconds(), "files_seconds", stageTook.Seconds(), "state_seconds", saveTook.Seconds())
 	var got *lft.Routing
 	if d.cfg.Apply == ApplySMP && len(s.SL) == 0 && len(s.SL2VL) == 0 {
 		got, err = d.applySMP(ctx, g, cur, next)
@@ -80,7 +91,7 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	}
 	d.met.stepsTotal.WithLabelValues("proven").Inc()
 	d.st.ProvenSteps++
-	d.log.Info("step proven", "generation", gen, "step", i+1, "of", d.st.Steps, "lft_writes", len(s.LFT), "sl_changes", len(s.SL),
+	d.log.Info("step proven", "generation", gen, "step", i+1, "of", d.st.Steps, "lft_writes", len(s.LFT), "sl_changes", len(s.SL), "undelivered_pairs", d.held.Undelivered,
 		"apply_seconds", applied.Seconds(), "check_seconds", time.Since(tCheck).Seconds(), "seconds", time.Since(t0).Seconds())
 	if d.cfg.AfterStep != nil {
 		d.cfg.AfterStep(StepEvent{Generation: gen, Step: i + 1, Steps: d.st.Steps, Graph: g, Tables: next})
