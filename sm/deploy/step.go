@@ -37,32 +37,15 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 			return nil, fmt.Errorf("writing the SL2VL lines into %s: %w", d.cfg.Conf, err)
 		}
 	}
-	// state.json and the staged files are written (and synced) at once:
-	// a restart settles from what the switches hold, whichever landed.
-	// The files' syncs stay before the writes: after a host crash OpenSM
-	// loads the LFT file at its first heavy sweep, and only a file of this
-	// step (or the one before: both ends of the step's proven transition)
-	// keeps that sweep within a proven state; a file not yet on disk can
-	// come back older by several steps, or empty, and OpenSM then routes
-	// with its own engine. state.json needs no order against the files
-	// (settle reads the switches whatever it says), so the two syncs
-	// overlap.
 	d.st.Staged = i + 1
-	saved := make(chan error, 1)
-	var saveTook time.Duration
-	go func() { t := time.Now(); err := d.save(); saveTook = time.Since(t); saved <- err }()
-	tStage := time.Now()
-	err := d.stage(g, next)
-	stageTook := time.Since(tStage)
-	if serr := <-saved; serr != nil {
-		return nil, serr
-	}
-	if err != nil {
+	if err := d.stageStep(g, next, t0); err != nil {
 		return nil, err
 	}
 	tApply := time.Now()
-	d.log.Debug("step staged", "stage_seconds", tApply.Sub(t0).Seconds(), "files_seconds", stageTook.Seconds(), "state_seconds", saveTook.Seconds())
-	var got *lft.Routing
+	var (
+		got *lft.Routing
+		err error
+	)
 	if d.cfg.Apply == ApplySMP && len(s.SL) == 0 && len(s.SL2VL) == 0 {
 		got, err = d.applySMP(ctx, g, cur, next)
 	} else {
@@ -97,6 +80,32 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 		d.cfg.AfterStep(StepEvent{Generation: gen, Step: i + 1, Steps: d.st.Steps, Graph: g, Tables: next})
 	}
 	return next, nil
+}
+
+// stageStep writes the step's files and state.json (Staged already set),
+// both synced, before anything reaches the switches. The files' syncs
+// stay before the writes: after a host crash OpenSM loads the LFT file at
+// its first heavy sweep, and only a file of this step (or the one before:
+// both ends of the step's proven transition) keeps that sweep within a
+// proven state; a file not yet on disk can come back older by several
+// steps, or empty, and OpenSM then routes with its own engine. state.json
+// needs no order against the files (settle reads the switches whatever it
+// says, whichever landed), so the two syncs overlap.
+func (d *Deployer) stageStep(g *fabric.Graph, next *lft.Routing, t0 time.Time) error {
+	saved := make(chan error, 1)
+	var saveTook time.Duration
+	go func() { t := time.Now(); err := d.save(); saveTook = time.Since(t); saved <- err }()
+	tStage := time.Now()
+	err := d.stage(g, next)
+	stageTook := time.Since(tStage)
+	if serr := <-saved; serr != nil {
+		return serr
+	}
+	if err != nil {
+		return err
+	}
+	d.log.Debug("step staged", "stage_seconds", time.Since(t0).Seconds(), "files_seconds", stageTook.Seconds(), "state_seconds", saveTook.Seconds())
+	return nil
 }
 
 func (d *Deployer) setStepNote(note string) {
