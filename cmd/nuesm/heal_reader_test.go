@@ -20,8 +20,8 @@ import (
 // SubnGet(LinearForwardingTable) SMPs through nuesm's SMP agent (the
 // co-process the deployer writes with, started with the simulator's
 // environment as the deployer starts it): one batch per sample, every
-// switch's blocks that hold a LID of the fabric, up to the agent's
-// SMPs in flight at once.
+// switch's blocks that hold a LID of the fabric, readerInFlight SMPs in
+// flight at once.
 //
 // A sample is not a snapshot: each block is read at its own instant
 // between the sample's start and end, so when switches change during a
@@ -41,6 +41,11 @@ type lftReader struct {
 	timeout time.Duration
 }
 
+// readerInFlight bounds the reader's SMPs in flight: the simulator
+// serves every client's MADs one at a time, so a reader that takes more
+// of it delays the heals it measures (bench/failover/RESULTS.md).
+const readerInFlight = 4
+
 // blockAt is one 64-entry LFT block of a switch of the reader's fabric.
 type blockAt struct {
 	s     int32
@@ -54,7 +59,7 @@ func newLFTReader(t *testing.T, env []string, g *fabric.Graph) *lftReader {
 	t.Helper()
 	rd := &lftReader{g: g, timeout: budget(t, 0.05),
 		agent: &umad.Agent{Bin: os.Args[0], Env: append(append([]string(nil), env...), envRunMain+"=1"), Dir: t.TempDir(),
-			Args: []string{"smp-agent", "--device", "/dev/infiniband/umad0"}}}
+			Args: []string{"smp-agent", "--device", "/dev/infiniband/umad0", "--parallel", strconv.Itoa(readerInFlight)}}}
 	t.Cleanup(rd.agent.Close)
 	local, err := rd.nodeGUIDs([]string{"0"})
 	if err != nil {
