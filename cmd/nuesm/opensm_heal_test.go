@@ -20,7 +20,7 @@ import (
 )
 
 // healResult is what the switches did after a cable failed, sampled by
-// reading every switch back as fast as the diags allow.
+// reading every switch back (lftReader) one sample after the other.
 type healResult struct {
 	Healed time.Duration // from the failure to the end of the first read of a state delivering every connected pair
 	// After is when the last read that found pairs undelivered began (0
@@ -29,9 +29,9 @@ type healResult struct {
 	After       time.Duration
 	ReadMean    time.Duration // mean duration of one read of every switch
 	PairSeconds float64       // connected pairs not delivered, integrated over time
-	States      int           // samples: states read back
-	Distinct    int           // samples that differ from the one before
-	Unsafe      int           // of those, states with a forwarding loop or a CDG cycle
+	States      int           // samples taken
+	Distinct    int           // states read: samples that differ from the one before (the first counts)
+	Unsafe      int           // states read with a forwarding loop or a CDG cycle
 	Cycles      bool          // whether CDG cycles were checked (the SLs known)
 	Worst       string        // the first unsafe state's fault
 	// NotHealed: the observation window ended with Lost pairs still not
@@ -41,7 +41,7 @@ type healResult struct {
 }
 
 // healWatch is what measureHeal watches: the fabric g after the failure,
-// the diags' environment, the SL tables to check a state with (nil: loops
+// the simulator's environment (for the reader's SMP agent), the SL tables to check a state with (nil: loops
 // only), and an observation window (> 0: the sampling ends after that
 // long with NotHealed, a benchmark row for a subnet manager that never
 // heals; 0: the test fails at its deadline instead).
@@ -238,7 +238,7 @@ func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration, ap
 	b, srv, st := deployed(t, tp, "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration, c.OpenSM.Apply = drain, apply })
 	name, port := interSwitchPort(t, tp)
 	g := withoutCable(t, b.sim, name, port)
-	res := measureChecked(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, name, port), true)
+	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, name, port), true)
 	checkCut(t, b.sim, g)
 	b.waitDeployed(srv, st.Published.Generation, "after the failure")
 	seen := changes(srv)
@@ -278,7 +278,7 @@ func healOpenSM(t *testing.T, tp *topo.Topology, engine string) healResult {
 	if engine != "dfsssp" { // one VL: SL 0 is the truth; dfsssp's SLs are not read
 		sls = func(*lft.Routing) {}
 	}
-	res := measureChecked(t, healWatch{env: env, g: g, sls: sls, window: openSMHealWindow}, unlink(t, sim, name, port), true)
+	res := measureHeal(t, healWatch{env: env, g: g, sls: sls, window: openSMHealWindow}, unlink(t, sim, name, port), true)
 	checkCut(t, sim, g)
 	return res
 }
@@ -393,7 +393,7 @@ func TestOpenSMSwitchFailure(t *testing.T) {
 	if g.NumSwitches() != 47 {
 		t.Fatalf("after the switch failure ibnetdiscover sees %d switches, expected 47", g.NumSwitches())
 	}
-	res := measureChecked(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, func() time.Time { return t0 }, false)
+	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, func() time.Time { return t0 }, false)
 	if res.Unsafe > 0 {
 		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.Distinct, res.Worst)
 	}
