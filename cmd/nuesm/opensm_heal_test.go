@@ -340,6 +340,9 @@ func TestFailoverBench(t *testing.T) {
 			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.3f | %.1f | %.1f | %d (%d) | %s |", f.name, who, healed, r.After.Seconds(), float64(r.ReadMean.Microseconds())/1000,
 				r.PairSeconds, r.States, r.Distinct, unsafe))
 			t.Log(rows[len(rows)-1])
+			if r.Unsafe > 0 {
+				t.Logf("%s, %s: the first unsafe state read: %s", f.name, who, r.Worst)
+			}
 		}
 		for _, apply := range []string{deploy.ApplySMP, deploy.ApplySIGHUP} {
 			t.Run(f.name+"/nuesm-"+apply, func(t *testing.T) {
