@@ -321,7 +321,7 @@ func TestFailoverBench(t *testing.T) {
 	torus, _ := topo.Torus([]int{4, 4, 4}, 1, false)
 	big, _ := topo.FatTree(8, 3, 0)
 	var rows []string
-	rows = append(rows, "| fabric | recovery | healed (s) | last unhealed read began (s) | one read (ms) | pair-seconds black-holed | samples (states) | unsafe states |",
+	rows = append(rows, "| fabric | recovery | healed (s) | last unhealed sample began (s) | one sample (ms) | pair-seconds black-holed | samples (states) | unsafe states |",
 		"|---|---|---|---|---|---|---|---|")
 	for _, f := range []struct {
 		name string
