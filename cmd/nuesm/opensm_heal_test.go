@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,23 +53,17 @@ type healWatch struct {
 	window time.Duration
 }
 
-// measureHeal calls fail (which fails a part of the fabric, or did, and
-// returns when) and samples the switches with an lftReader from then
-// until a state delivers every pair of g (an lftReader's doc says what a
-// sample means while switches change). With readBefore the reader (its
-// agent, the routes to the switches) is ready before fail is called, so
-// that the first sample begins at once.
-func measureHeal(t *testing.T, w healWatch, fail func() time.Time, readBefore bool) (res healResult) {
+// measureHeal calls fail (which fails a part of the fabric and returns
+// when) and samples the switches with an lftReader from then until a
+// state delivers every pair of g (an lftReader's doc says what a sample
+// means while switches change). The reader (its agent, the routes to the
+// switches) is ready before fail is called, so that the first sample
+// begins at once.
+func measureHeal(t *testing.T, w healWatch, fail func() time.Time) (res healResult) {
 	t.Helper()
 	env, g, sls, window := w.env, w.g, w.sls, w.window
-	var rd *lftReader
-	if readBefore {
-		rd = newLFTReader(t, env, g)
-	}
+	rd := newLFTReader(t, env, g)
 	t0 := fail()
-	if rd == nil {
-		rd = newLFTReader(t, env, g)
-	}
 	res = healResult{Cycles: sls != nil}
 	deadline := time.Now().Add(budget(t, 0.2))
 	if window > 0 {
@@ -131,38 +126,83 @@ func measureHeal(t *testing.T, w healWatch, fail func() time.Time, readBefore bo
 	}
 }
 
-// unlink returns a function that fails the cable at port of switch name
-// (ibsim's Unlink) and returns when.
-func unlink(t *testing.T, sim *ibtest.Sim, name string, port int) func() time.Time {
+// unlink returns a function that fails what (ibsim's Unlink of a switch,
+// "S-<guid>", or of its cable at one port, "S-<guid>"[port]) and returns
+// when.
+func unlink(t *testing.T, sim *ibtest.Sim, what string) func() time.Time {
 	return func() time.Time {
 		t0 := time.Now()
-		if out, err := sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
-			t.Fatalf("Unlink: %v %s", err, out)
+		if out, err := sim.Console(budget(t, 0.05), "Unlink "+what); err != nil || strings.Contains(out, "#") {
+			t.Fatalf("Unlink %s: %v %s", what, err, out)
 		}
 		t.Logf("Unlink at %s", t0.UTC().Format("15:04:05.000"))
 		return t0
 	}
 }
 
-// withoutCable returns the fabric as ibnetdiscover sees it now, with the
-// cable at port of switch name (ibsim's "S-<guid>") cut: the fabric after
-// that cable fails, known before it fails, so that the reader starts at
-// once (LIDs stay when a cable fails). checkCut compares it with a
-// discovery after the failure.
-func withoutCable(t *testing.T, sim *ibtest.Sim, name string, port int) *fabric.Graph {
+// switchNode returns the node of f that ibsim names name ("S-<guid>").
+func switchNode(t *testing.T, f *fabric.Fabric, name string) fabric.NodeID {
 	t.Helper()
-	f := discoveredFabric(t, sim)
 	var guid uint64
 	if _, err := fmt.Sscanf(name, "S-%x", &guid); err != nil {
 		t.Fatalf("switch name %q: %v", name, err)
 	}
 	id, ok := f.NodeByGUID(guid)
-	if !ok || port >= len(f.Nodes[id].Ports) || !f.Nodes[id].Ports[port].Cabled() {
+	if !ok || f.Nodes[id].Kind != fabric.Switch {
+		t.Fatalf("ibnetdiscover shows no switch %s", name)
+	}
+	return id
+}
+
+// withoutCable returns the fabric as ibnetdiscover sees it now, with the
+// cable at port of switch name cut: the fabric after that cable fails,
+// known before it fails, so that the reader starts at once (LIDs stay when
+// a cable fails). checkCut compares it with a discovery after the failure.
+func withoutCable(t *testing.T, sim *ibtest.Sim, name string, port int) *fabric.Graph {
+	t.Helper()
+	f := discoveredFabric(t, sim)
+	id := switchNode(t, f, name)
+	if port >= len(f.Nodes[id].Ports) || !f.Nodes[id].Ports[port].Cabled() {
 		t.Fatalf("ibnetdiscover shows no cable at %s port %d", name, port)
 	}
 	peer := f.Nodes[id].Ports[port].Peer
 	f.Nodes[id].Ports[port].Peer = fabric.NoPeer
 	f.Port(peer).Peer = fabric.NoPeer
+	return compiled(t, f)
+}
+
+// withoutSwitch returns the fabric as ibnetdiscover sees it now, without
+// switch name: the fabric after all the switch's cables fail (discovery
+// no longer reaches it), known before they fail, as withoutCable.
+func withoutSwitch(t *testing.T, sim *ibtest.Sim, name string) *fabric.Graph {
+	t.Helper()
+	f := discoveredFabric(t, sim)
+	gone := switchNode(t, f, name)
+	kept := &fabric.Fabric{Header: f.Header}
+	ids := make([]fabric.NodeID, len(f.Nodes)) // old id -> new id
+	for i := range f.Nodes {
+		ids[i] = fabric.NoNode
+		if fabric.NodeID(i) != gone {
+			ids[i] = fabric.NodeID(len(kept.Nodes))
+			kept.Nodes = append(kept.Nodes, f.Nodes[i])
+		}
+	}
+	for i := range kept.Nodes {
+		ports := slices.Clone(kept.Nodes[i].Ports)
+		for p := range ports {
+			if ports[p].Cabled() {
+				if ports[p].Peer.Node = ids[ports[p].Peer.Node]; ports[p].Peer.Node == fabric.NoNode {
+					ports[p].Peer = fabric.NoPeer
+				}
+			}
+		}
+		kept.Nodes[i].Ports = ports
+	}
+	return compiled(t, kept)
+}
+
+func compiled(t *testing.T, f *fabric.Fabric) *fabric.Graph {
+	t.Helper()
 	g, err := fabric.Compile(f)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +211,7 @@ func withoutCable(t *testing.T, sim *ibtest.Sim, name string, port int) *fabric.
 }
 
 // checkCut fails the test unless ibnetdiscover now sees the fabric g
-// (the same links).
+// (the same switches and links).
 func checkCut(t *testing.T, sim *ibtest.Sim, g *fabric.Graph) {
 	t.Helper()
 	cables := func(f *fabric.Fabric) map[[4]uint64]bool {
@@ -182,7 +222,8 @@ func checkCut(t *testing.T, sim *ibtest.Sim, g *fabric.Graph) {
 		}
 		return m
 	}
-	a, b := cables(g.F), cables(afterFailure(t, sim).F)
+	seen := discoveredFabric(t, sim)
+	a, b := cables(g.F), cables(seen)
 	for c := range b {
 		if !a[c] {
 			t.Fatalf("after the failure ibnetdiscover sees a cable the bench's fabric lacks: %x", c)
@@ -190,6 +231,9 @@ func checkCut(t *testing.T, sim *ibtest.Sim, g *fabric.Graph) {
 	}
 	if len(a) != len(b) {
 		t.Fatalf("after the failure ibnetdiscover sees %d cable ends, the bench's fabric has %d", len(b), len(a))
+	}
+	if n := seen.Count(fabric.Switch); n != g.NumSwitches() {
+		t.Fatalf("after the failure ibnetdiscover sees %d switches, the bench's fabric has %d", n, g.NumSwitches())
 	}
 }
 
@@ -205,16 +249,6 @@ func discoveredFabric(t *testing.T, sim *ibtest.Sim) *fabric.Fabric {
 		t.Fatal(err)
 	}
 	return res.Fabric
-}
-
-// afterFailure returns the fabric as ibnetdiscover sees it now, compiled.
-func afterFailure(t *testing.T, sim *ibtest.Sim) *fabric.Graph {
-	t.Helper()
-	g, err := fabric.Compile(discoveredFabric(t, sim))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
 }
 
 // stagedSLs evaluates states with the SLs the deployer has staged (what
@@ -238,7 +272,7 @@ func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration, ap
 	b, srv, st := deployed(t, tp, "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration, c.OpenSM.Apply = drain, apply })
 	name, port := interSwitchPort(t, tp)
 	g := withoutCable(t, b.sim, name, port)
-	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, name, port), true)
+	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, fmt.Sprintf("%q[%d]", name, port)))
 	checkCut(t, b.sim, g)
 	b.waitDeployed(srv, st.Published.Generation, "after the failure")
 	seen := changes(srv)
@@ -278,7 +312,7 @@ func healOpenSM(t *testing.T, tp *topo.Topology, engine string) healResult {
 	if engine != "dfsssp" { // one VL: SL 0 is the truth; dfsssp's SLs are not read
 		sls = func(*lft.Routing) {}
 	}
-	res := measureHeal(t, healWatch{env: env, g: g, sls: sls, window: openSMHealWindow}, unlink(t, sim, name, port), true)
+	res := measureHeal(t, healWatch{env: env, g: g, sls: sls, window: openSMHealWindow}, unlink(t, sim, fmt.Sprintf("%q[%d]", name, port)))
 	checkCut(t, sim, g)
 	return res
 }
@@ -388,15 +422,9 @@ func TestOpenSMSwitchFailure(t *testing.T) {
 	}
 	b, srv, st := deployed(t, tp, "nue", 4, true, nil)
 	sw := topSwitch(t, tp, 2)
-	t0 := time.Now()
-	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("Unlink %q", sw)); err != nil || strings.Contains(out, "#") {
-		t.Fatalf("Unlink %s: %v %s", sw, err, out)
-	}
-	g := afterFailure(t, b.sim)
-	if g.NumSwitches() != 47 {
-		t.Fatalf("after the switch failure ibnetdiscover sees %d switches, expected 47", g.NumSwitches())
-	}
-	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, func() time.Time { return t0 }, false)
+	g := withoutSwitch(t, b.sim, sw)
+	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, fmt.Sprintf("%q", sw)))
+	checkCut(t, b.sim, g) // 47 switches: discovery no longer reaches the failed one
 	if res.Unsafe > 0 {
 		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.Distinct, res.Worst)
 	}
