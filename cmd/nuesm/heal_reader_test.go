@@ -29,10 +29,13 @@ import (
 // and a switch whose blocks change in between may be read half old,
 // half new (dump_fts reads switch by switch and block by block in the
 // same way). A block is written and read as a whole, so each block read
-// is one the switch held. Bounds drawn from samples therefore hold per
-// sample span: a state that delivers every pair was on the switches by
-// the end of the sample that read it, and a state that did not was
-// there after its sample began.
+// is one the switch held. While each block changes at most once within
+// a sample (a rollout step writes a block once), every block a sample
+// read was still on the switches at the sample's end, so a sample that
+// delivers every pair bounds the heal from above by its end; a sample
+// that does not read some block as it was after the sample began, so it
+// bounds the heal from below by its start. A mixed sample is verified
+// like any other: it may show a fault no single instant held.
 type lftReader struct {
 	g       *fabric.Graph
 	agent   *umad.Agent
