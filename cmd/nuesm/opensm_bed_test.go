@@ -46,6 +46,8 @@ type osmBed struct {
 	last     *lft.Routing      // the test's last read-back (a routing of lastG)
 	lastG    *fabric.Graph
 	onStep   func(deploy.StepEvent) // called after each checked step (fault injection)
+	// beforeStage is the deployer's BeforeStage (fault injection).
+	beforeStage func(deploy.StepEvent)
 	// noStepCheck leaves the deployer without the test's read-back after
 	// each step, as in production (heal times; the reader samples states).
 	noStepCheck bool
@@ -196,6 +198,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 		dc.AfterStep = b.checkStep
 	}
 	dc.ToolWorkDir = b.dir
+	dc.BeforeStage = b.beforeStage
 	m := sm.NewMetrics()
 	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})), m.Registry)
 	if err != nil {

@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/nuesm/nuesm/cdg"
 	"github.com/nuesm/nuesm/sm/deploy"
 )
 
@@ -69,4 +71,70 @@ func TestOpenSMSMPAgentFails(t *testing.T) {
 	st = b.waitDeployed(srv, st.Published.Generation, "after the agent starts again")
 	b.checkDeployed(st.Published.Generation, 16)
 	requireHealth(t, srv, "")
+}
+
+// TestOpenSMSMPWriteBeforeStage: with apply = "smp", a step whose LFT
+// file may follow its writes (the file holds the step's starting state
+// and no sweep that may carry an older one is in progress) writes first
+// and stages beside; a heavy sweep forced between the writes and the
+// staging loads the older file. The switches read back right after it
+// hold, entry by entry, the step's starting or final tables and verify
+// (no loop, no CDG cycle); the step then reads back as its tables
+// (checkStep) and the generation deploys.
+func TestOpenSMSMPWriteBeforeStage(t *testing.T) {
+	b, tp := faultBed(t)
+	cfg := b.config("nue", 2)
+	cfg.OpenSM.Apply = deploy.ApplySMP
+	var armed atomic.Bool
+	var forced atomic.Int32
+	b.beforeStage = func(ev deploy.StepEvent) {
+		if !armed.Load() || !forced.CompareAndSwap(0, 1) {
+			return
+		}
+		off := len(b.osm.Log())
+		if err := syscall.Kill(b.osm.Pid(), syscall.SIGHUP); err != nil {
+			t.Error(err)
+			return
+		}
+		deadline := time.Now().Add(budget(t, 0.1))
+		for !strings.Contains(b.osm.Log()[off:], "SUBNET UP") {
+			if time.Now().After(deadline) {
+				t.Error("OpenSM's sweep after the SIGHUP did not end")
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		got := b.readBack(ev.Graph, nil)
+		if got == nil {
+			return
+		}
+		mixed := 0
+		for s := int32(0); int(s) < ev.Graph.NumSwitches(); s++ {
+			for lid := 1; lid <= ev.Graph.MaxLID(); lid++ {
+				p, from, to := got.Port(s, lid), ev.From.Port(s, lid), ev.Tables.Port(s, lid)
+				if p != from && p != to {
+					t.Errorf("step %d/%d, after a sweep between its writes and its staging: %s LID %d holds port %d, neither the step's start (%d) nor its end (%d)",
+						ev.Step, ev.Steps, ev.Graph.SwitchName(s), lid, p, from, to)
+				}
+				if from != to && p == from {
+					mixed++
+				}
+			}
+		}
+		got.SL, got.SL2VL, got.NumVLs = ev.Tables.SL, ev.Tables.SL2VL, ev.Tables.NumVLs
+		if rep, _ := cdg.Verify(ev.Graph, got, cdg.Options{}); rep == nil || rep.Loops > 0 || rep.Cycle != nil {
+			t.Errorf("step %d/%d: the state after the forced sweep has a loop or a CDG cycle: %v", ev.Step, ev.Steps, rep.Err())
+		}
+		t.Logf("step %d/%d: after a sweep between its writes and its staging, %d entries hold the step's start again", ev.Step, ev.Steps, mixed)
+	}
+	srv := b.server(cfg)
+	runDaemon(t, srv)
+	st := b.waitDeployed(srv, 0, "initial")
+	armed.Store(true)
+	b.unlink(tp)
+	st = b.waitDeployed(srv, st.Published.Generation, "after the failure")
+	if forced.Load() == 0 {
+		t.Fatal("no step of the failure's rollout wrote its blocks before staging its file")
+	}
+	b.checkDeployed(st.Published.Generation, 16)
 }

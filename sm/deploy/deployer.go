@@ -152,6 +152,9 @@ type Deployer struct {
 	// heavy sweeps in its log.
 	agent  *umad.Agent
 	sweeps sweepTracker
+	// lftMark is where sweeps stood when the LFT file was last synced
+	// (writesBeforeStage).
+	lftMark fileMark
 	// smpPending says SMPs wrote blocks OpenSM has not loaded from the
 	// file since (catchUp).
 	smpPending bool

@@ -287,6 +287,7 @@ func (d *Deployer) settle(ctx context.Context, g *fabric.Graph) (*lft.Routing, e
 		if err := d.stage(g, held); err != nil {
 			return nil, err
 		}
+		d.markSynced()
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ type sweepTracker struct {
 	off    int64 // log offset read up to
 	inside bool  // a sweep started and has not ended
 	lines  int64 // sweep lines seen (start, inside or end)
+	ends   int64 // "SUBNET UP" lines seen: sweeps ended
 }
 
 // sweepLine classifies a log line: +1 starts or continues a heavy
@@ -35,6 +36,7 @@ func (t *sweepTracker) update(o *openSM) error {
 		return err
 	}
 	t.off = lg.end
+	t.ends += int64(lg.subnetUp)
 	if lg.sweepLines > 0 {
 		t.inside = lg.sweepOpen
 		t.lines += int64(lg.sweepLines)
@@ -65,4 +67,32 @@ func (t *sweepTracker) hupSent(o *openSM) {
 	_ = t.update(o)
 	t.inside = true
 	t.lines++
+}
+
+// fileMark is where the tracker stood when the deployer had synced the
+// LFT file: a heavy sweep then in progress may have loaded an older file
+// and write it until it ends; every later sweep loads this file or a
+// newer one (OpenSM sweeps one at a time and the file engine loads the
+// file once per sweep).
+type fileMark struct {
+	known bool  // set by synced; the zero mark says nothing
+	open  bool  // a sweep was in progress (or the log could not be read)
+	ends  int64 // sweeps ended by then
+	file  stamp // the file's size and time (set by the deployer)
+}
+
+// synced returns the mark of a file synced before the call.
+func (t *sweepTracker) synced(o *openSM) fileMark {
+	err := t.update(o)
+	return fileMark{known: true, open: t.inside || err != nil, ends: t.ends}
+}
+
+// carries reports whether every heavy sweep in progress or to come loads
+// the file marked by m or a newer one: no sweep was in progress when it
+// was synced, or one has ended since.
+func (t *sweepTracker) carries(o *openSM, m fileMark) bool {
+	if !m.known || t.update(o) != nil {
+		return false
+	}
+	return !m.open || t.ends > m.ends
 }

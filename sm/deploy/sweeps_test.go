@@ -25,6 +25,9 @@ func TestSweepTracker(t *testing.T) {
 		}
 	}
 	var tr sweepTracker
+	if tr.carries(o, fileMark{}) {
+		t.Error("carries: the zero mark says nothing, yet it carries")
+	}
 	open := func(want bool, what string) {
 		t.Helper()
 		if got, err := tr.open(o); err != nil || got != want {
@@ -33,9 +36,17 @@ func TestSweepTracker(t *testing.T) {
 	}
 	write("Nov 26 09:01:25 209474 [755806C0] 0x02 -> osm_vendor_init: 1000 pending umads specified")
 	open(false, "no sweep line")
+	idle := tr.synced(o)
 	mark := tr.mark()
 	write(`Nov 26 09:01:25 209474 [755806C0] 0x01 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:7 TID:0x000000000000001c`)
 	open(true, "after a link's trap")
+	if !tr.carries(o, idle) {
+		t.Error("carries: a file synced with no sweep in progress, yet a later sweep may carry an older one")
+	}
+	busy := tr.synced(o)
+	if tr.carries(o, busy) {
+		t.Error("carries: a file synced during a sweep, yet that sweep (which may have loaded the older file) is taken to carry it")
+	}
 	if !tr.since(o, mark) {
 		t.Error("since: no sweep seen after the trap")
 	}
@@ -43,6 +54,9 @@ func TestSweepTracker(t *testing.T) {
 	open(true, "tables configured, no SUBNET UP yet")
 	write("Nov 26 09:01:25 214074 [755806C0] 0x02 -> SUBNET UP")
 	open(false, "after SUBNET UP")
+	if !tr.carries(o, busy) {
+		t.Error("carries: the sweep in progress at the sync ended, yet the file is not taken as carried")
+	}
 	mark = tr.mark()
 	if tr.since(o, mark) {
 		t.Error("since: a sweep seen without new lines")
