@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/cdg"
+	"github.com/nuesm/nuesm/sm"
 	"github.com/nuesm/nuesm/sm/deploy"
+	"github.com/nuesm/nuesm/topo"
 )
 
 // TestOpenSMSMPAgentFails: with apply = "smp", the SMP agent is killed
@@ -135,6 +137,46 @@ func TestOpenSMSMPWriteBeforeStage(t *testing.T) {
 	st = b.waitDeployed(srv, st.Published.Generation, "after the failure")
 	if forced.Load() == 0 {
 		t.Fatal("no step of the failure's rollout wrote its blocks before staging its file")
+	}
+	b.checkDeployed(st.Published.Generation, 16)
+}
+
+// TestOpenSMNoTrapSweep: OpenSM with sweep_on_trap FALSE (no heavy sweep
+// of its own on a link's trap). A cable fails: the deployer heals from
+// the trap alone, every step read back equal to its tables and verified
+// (checkStep), and then sends the heavy sweep OpenSM skipped (its log
+// shows the file engine configuring the switches after the failure,
+// with the deployed tables). The cable comes back: a trap that is not a
+// loss gets its heavy sweep at once (OpenSM brings the link up), and the
+// daemon settles with the link in the tables.
+func TestOpenSMNoTrapSweep(t *testing.T) {
+	tp, err := topo.FatTree(4, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newOSMBed(t, tp, "sweep_on_trap FALSE")
+	b.discover()
+	b, srv, st := deployedOn(b, "nue", 2, true, func(c *sm.Config) { c.OpenSM.Apply = deploy.ApplySMP })
+	configured := func(off int) int { return strings.Count(b.osm.Log()[off:], "tables configured on all switches") }
+	off := len(b.osm.Log())
+	seen := changes(srv)
+	b.unlink(tp)
+	st = b.waitDeployed(srv, st.Published.Generation, "after the failure")
+	if b.steps() == 0 {
+		t.Fatal("no write step read back after the failure")
+	}
+	if configured(off) == 0 {
+		t.Error("OpenSM logged no heavy sweep after the failure: the sweep owed for the trap was not sent")
+	}
+	b.checkDeployed(st.Published.Generation, 16)
+	off = len(b.osm.Log())
+	name, port := interSwitchPort(t, tp)
+	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("ReLink %q[%d]", name, port)); err != nil || strings.Contains(out, "#") {
+		t.Fatalf("ReLink: %v %s", err, out)
+	}
+	st = b.waitSettled(srv, seen+1, "after the repair")
+	if configured(off) == 0 {
+		t.Error("OpenSM logged no heavy sweep after the cable came back")
 	}
 	b.checkDeployed(st.Published.Generation, 16)
 }

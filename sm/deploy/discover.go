@@ -69,7 +69,10 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 		switch st := stampOf(subnet); {
 		case lg.linkChanges > 0:
 			full.stop()
-			if !d.lostCables(ctx, lg.trapSwitches, trigger) {
+			if d.lostCables(ctx, lg.trapSwitches, trigger) {
+				d.oweTrapSweep()
+			} else {
+				d.trapSweepNow()
 				d.discover(ctx, "opensm-trap", trigger)
 			}
 			next = time.Now().Add(d.cfg.Rediscover)
@@ -83,6 +86,43 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 		}
 	}
 }
+
+// oweTrapSweep notes, when OpenSM does not sweep on traps, that the
+// heavy sweep it skipped for cables lost is owed: it brings OpenSM's own
+// view (SA, multicast trees) up to date, and runs after the rollout the
+// loss causes (catchUpIfPending) or, when none comes, after
+// trapSweepGrace. Without that sweep in between, the heal's steps are
+// written as soon as they are proven, not after OpenSM's sweep of the old
+// file.
+func (d *Deployer) oweTrapSweep() {
+	if !d.osm.noTrapSweep.Load() {
+		return
+	}
+	d.trapOwed.Store(true)
+	select {
+	case d.owed <- struct{}{}:
+	default:
+	}
+}
+
+// trapSweepNow sends, when OpenSM does not sweep on traps, the heavy
+// sweep it skipped for a trap that is not cables lost alone: a link that
+// came up is brought up (its ports armed and active, new ports given
+// LIDs) by OpenSM's sweep before any route uses it.
+func (d *Deployer) trapSweepNow() {
+	if !d.osm.noTrapSweep.Load() {
+		return
+	}
+	if _, err := d.osm.hup(); err != nil {
+		d.log.Warn("cannot send OpenSM the heavy sweep its sweep_on_trap FALSE skipped", "err", err)
+		return
+	}
+	d.log.Info("a link's trap other than cables lost: SIGHUP for the heavy sweep OpenSM skipped (sweep_on_trap FALSE)")
+}
+
+// trapSweepGrace is how long an owed trap sweep waits for a rollout to
+// send it.
+const trapSweepGrace = time.Second
 
 // fullScan is the full discovery watchFabric runs beside its watch: one
 // at a time, a request made meanwhile run after it.

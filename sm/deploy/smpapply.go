@@ -283,8 +283,9 @@ func (d *Deployer) waitSweepEnd(ctx context.Context, deadline time.Time) error {
 }
 
 // catchUp makes OpenSM load the staged LFT file after steps written with
-// SMPs and waits until its file engine configured the switches and the
-// sweep ended. OpenSM's SA answers path records from its own copy of the
+// SMPs, or sweep for a link's trap it did not sweep for (oweTrapSweep),
+// and waits until its file engine configured the switches and the sweep
+// ended. OpenSM's SA answers path records from its own copy of the
 // LFTs, which SMP writes leave behind; the file equals what the switches
 // hold, so the sweep rewrites blocks with the entries they have.
 func (d *Deployer) catchUp(ctx context.Context) error {
@@ -306,6 +307,7 @@ func (d *Deployer) catchUp(ctx context.Context) error {
 		}
 		if len(lg.configured) > 0 && lg.subnetUp > 0 {
 			d.smpPending = false
+			d.trapOwed.Store(false)
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -15,12 +15,13 @@ type sweepTracker struct {
 }
 
 // sweepLine classifies a log line: +1 starts or continues a heavy
-// sweep, -1 ends one, 0 says nothing about sweeps.
-func sweepLine(line string) int {
+// sweep, -1 ends one, 0 says nothing about sweeps. A link's trap starts
+// one only when OpenSM sweeps on traps (its sweep_on_trap).
+func sweepLine(line string, trapSweeps bool) int {
 	switch {
 	case strings.Contains(line, "SUBNET UP"):
 		return -1
-	case strings.Contains(line, "Received Generic Notice") && strings.Contains(line, "(Link state change)"),
+	case trapSweeps && strings.Contains(line, "Received Generic Notice") && strings.Contains(line, "(Link state change)"),
 		strings.Contains(line, "Entering DISCOVERING state"),
 		strings.Contains(line, "drop_mgr_remove_port"),
 		strings.Contains(line, "tables configured on all switches"):

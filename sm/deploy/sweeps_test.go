@@ -71,3 +71,49 @@ func TestSweepTracker(t *testing.T) {
 	}
 	open(true, "a new log starting a sweep")
 }
+
+// TestNoTrapSweep: with OpenSM's sweep_on_trap FALSE (read from its
+// configuration: TRUE when unset, FALSE for any value but "TRUE") a
+// link's trap starts no sweep; OpenSM's own sweep lines still do.
+func TestNoTrapSweep(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "opensm.conf")
+	for _, c := range []struct {
+		text string
+		want bool
+	}{{"routing_engine file\n", true}, {"sweep_on_trap TRUE\n", true}, {"sweep_on_trap FALSE # nuesm heals\n", false},
+		{"sweep_on_trap FALSE\nsweep_on_trap TRUE\n", true}, {"sweep_on_trap false\n", false}} {
+		if err := os.WriteFile(conf, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		oc, err := readConf(conf, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := oc.trapSweeps(); got != c.want {
+			t.Errorf("%q: trap sweeps %v, want %v", c.text, got, c.want)
+		}
+	}
+	log := filepath.Join(dir, "opensm.log")
+	o := &openSM{logFile: log}
+	o.noTrapSweep.Store(true)
+	trap := `Nov 26 09:01:25 209474 [755806C0] 0x01 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:7 TID:0x000000000000001c` + "\n"
+	if err := os.WriteFile(log, []byte(trap), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tr sweepTracker
+	if open, err := tr.open(o); err != nil || open {
+		t.Errorf("a trap without trap sweeps: sweep in progress %v (%v)", open, err)
+	}
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("Nov 26 09:01:26 214074 [755806C0] 0x02 -> osm_ucast_mgr_process: file tables configured on all switches\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if open, err := tr.open(o); err != nil || !open {
+		t.Errorf("the file engine configuring the switches: sweep in progress %v (%v), want true", open, err)
+	}
+}
