@@ -312,7 +312,8 @@ func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
 // checksums) into dir, syncing each as soon as it is written, beside the
 // next ones (a sync each, one after the other, costs a journal commit
 // each on a busy disk; a file whose Write waits, plan.json for the
-// planner, waits beside the others' syncs), then dir itself. A file whose
+// planner, waits beside the others' syncs), and dir itself once every
+// file is in it, beside the files' last syncs. A file whose
 // content is at hand and equal to the current generation's copy (the
 // fabric, while it does not change) is linked to that copy instead.
 func (p *publisher) writeGeneration(dir string, st *PublishedStatus, files []lft.File) (err error) {
@@ -343,10 +344,11 @@ func (p *publisher) writeGeneration(dir string, st *PublishedStatus, files []lft
 		return fmt.Errorf("publish %s: %w", statusFile, err)
 	}
 	sy.add(fd)
+	sy.run(func() error { return syncDir(dir) })
 	if err := sy.wait(); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
-	return syncDir(dir)
+	return nil
 }
 
 // syncer syncs and closes files concurrently, each from when it is added.
@@ -357,13 +359,22 @@ type syncer struct {
 }
 
 func (s *syncer) add(f *os.File) {
+	s.run(func() error {
+		if err := errors.Join(f.Sync(), f.Close()); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return nil
+	})
+}
+
+// run runs sync beside the others.
+func (s *syncer) run(sync func() error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		err := errors.Join(f.Sync(), f.Close())
-		if err != nil {
+		if err := sync(); err != nil {
 			s.mu.Lock()
-			s.errs = append(s.errs, fmt.Errorf("%s: %w", f.Name(), err))
+			s.errs = append(s.errs, err)
 			s.mu.Unlock()
 		}
 	}()
