@@ -29,6 +29,9 @@ type openSM struct {
 	// noTrapSweep: OpenSM's configuration says sweep_on_trap FALSE, so a
 	// link's trap starts no heavy sweep (read with each rollout).
 	noTrapSweep atomic.Bool
+	// hups counts the SIGHUPs sent (each starts a heavy sweep), from
+	// whichever goroutine: the sweep tracker sees them all.
+	hups atomic.Int64
 }
 
 // pid returns OpenSM's process id: from the pid file, else the one
@@ -94,6 +97,7 @@ func (o *openSM) hup() (int, error) {
 	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
 		return pid, fmt.Errorf("%w: SIGHUP to pid %d: %v", ErrNoOpenSM, pid, err)
 	}
+	o.hups.Add(1)
 	return pid, nil
 }
 

@@ -12,6 +12,7 @@ type sweepTracker struct {
 	inside bool  // a sweep started and has not ended
 	lines  int64 // sweep lines seen (start, inside or end)
 	ends   int64 // "SUBNET UP" lines seen: sweeps ended
+	hups   int64 // SIGHUPs seen (openSM.hups)
 }
 
 // sweepLine classifies a log line: +1 starts or continues a heavy
@@ -30,8 +31,14 @@ func sweepLine(line string, trapSweeps bool) int {
 	return 0
 }
 
-// update reads the log lines written since the last call.
+// update reads the log lines written since the last call. A SIGHUP sent
+// since (by the deployer, from any goroutine) starts a sweep first: its
+// lines, "SUBNET UP" among them, may be in the lines read.
 func (t *sweepTracker) update(o *openSM) error {
+	if h := o.hups.Load(); h != t.hups {
+		t.hups, t.inside = h, true
+		t.lines++
+	}
 	lg, err := o.readLog(t.off)
 	if err != nil {
 		return err
@@ -63,11 +70,10 @@ func (t *sweepTracker) since(o *openSM, mark int64) bool {
 	return t.lines != mark
 }
 
-// hupSent records a SIGHUP: OpenSM sweeps heavily now.
+// hupSent records a SIGHUP: OpenSM sweeps heavily now (update finds it
+// in openSM.hups).
 func (t *sweepTracker) hupSent(o *openSM) {
 	_ = t.update(o)
-	t.inside = true
-	t.lines++
 }
 
 // fileMark is where the tracker stood when the deployer had synced the

@@ -61,7 +61,7 @@ func TestSweepTracker(t *testing.T) {
 	if tr.since(o, mark) {
 		t.Error("since: a sweep seen without new lines")
 	}
-	tr.hupSent(o)
+	o.hups.Add(1) // openSM.hup sent a SIGHUP, from any goroutine
 	open(true, "after a SIGHUP")
 	write("Nov 26 09:01:26 214074 [755806C0] 0x80 -> Entering DISCOVERING state", "Nov 26 09:01:26 214074 [755806C0] 0x02 -> SUBNET UP")
 	open(false, "after the SIGHUP's sweep")
