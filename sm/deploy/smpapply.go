@@ -38,8 +38,9 @@ type blockRef struct {
 // file already holds next and the writes wait for a sweep in progress to
 // end (it may have loaded an older file); otherwise the file holds cur
 // (writesBeforeStage), the writes go out at once and stage syncs next
-// meanwhile (written closes when the writes are answered). A sweep in progress or started meanwhile makes the written
-// blocks be read again after it and written again where it reverted them.
+// meanwhile (written closes when the writes are answered). A sweep in
+// progress or started meanwhile makes the written blocks be read again
+// after it and written again where it reverted them.
 func (d *Deployer) applySMP(ctx context.Context, g *fabric.Graph, cur, next *lft.Routing, stage func(written <-chan struct{}) error) (*lft.Routing, error) {
 	t0 := time.Now()
 	deadline := t0.Add(d.cfg.StepTimeout)
