@@ -117,3 +117,45 @@ func TestNoTrapSweep(t *testing.T) {
 		t.Errorf("the file engine configuring the switches: sweep in progress %v (%v), want true", open, err)
 	}
 }
+
+// TestWritesBeforeStage: a step may write before its own file only when
+// the LFT file is the one the deployer last synced (not replaced behind
+// its back) and no sweep in progress began before that sync.
+func TestWritesBeforeStage(t *testing.T) {
+	dir := t.TempDir()
+	log, lfts := filepath.Join(dir, "opensm.log"), filepath.Join(dir, "opensm-lfts.dump")
+	d := &Deployer{cfg: Config{LFTsFile: lfts}, osm: &openSM{logFile: log}}
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d.writesBeforeStage() {
+		t.Error("nothing synced yet, yet writes may go first")
+	}
+	if err := os.WriteFile(lfts, []byte("Unicast lids [0x0-0x1] of switch Lid 1 guid 0x1 (sw):\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.markSynced()
+	if !d.writesBeforeStage() {
+		t.Error("the file just synced, no sweep: writes may go first")
+	}
+	d.osm.hups.Add(1) // a SIGHUP: a sweep from now on loads this file
+	if !d.writesBeforeStage() {
+		t.Error("a sweep begun after the sync carries the file, yet writes wait")
+	}
+	d.markSynced() // synced again while that sweep is in progress
+	if d.writesBeforeStage() {
+		t.Error("a sweep in progress at the sync may carry an older file, yet writes may go first")
+	}
+	if err := os.WriteFile(log, []byte("Nov 26 09:01:26 214074 [755806C0] 0x02 -> SUBNET UP\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !d.writesBeforeStage() {
+		t.Error("the sweep in progress at the sync ended, yet writes wait")
+	}
+	if err := os.WriteFile(lfts, []byte("replaced by someone else, longer than before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d.writesBeforeStage() {
+		t.Error("the LFT file was replaced after the sync, yet writes may go first")
+	}
+}
