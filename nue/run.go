@@ -239,11 +239,15 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 			}
 		}
 	}
+	var scratch *switchScratch
+	if rn.opt.Workers == 1 && rn.sched == Sequential {
+		scratch = newSwitchScratch(S) // see switchScratch
+	}
 	// The rest of a layer's set-up is its own: on all workers.
 	layers := make([]*layer, len(parts))
 	_ = parallel.For(context.Background(), len(parts), rn.opt.Workers, func(_, i int) error {
 		lds := parts[i]
-		l := newLayer(i, g, ti, seq, sc, lds)
+		l := newLayer(i, g, ti, seq, sc, lds, scratch)
 		l.tune = &rn.tune
 		l.rows = rows
 		l.usedFirst = rn.how != RoundRobin
