@@ -11,16 +11,18 @@ import (
 	"github.com/nuesm/nuesm/lft"
 )
 
-// EngineSpec is one engine of a sweep: its label as given ("nue/4"), the
-// registered engine name and the VL limit.
+// EngineSpec is one engine of a sweep: its label as given
+// ("nue:share=switch/4"), the engine spec (a registered name with its
+// parameters) and the VL limit.
 type EngineSpec struct {
 	Label, Name string
 	VLs         int
 }
 
-// ParseEngineSpecs reads a comma-separated list of NAME or NAME/K (K the
-// VL limit, 1..15; defVLs without it). known checks a name (the engine
-// registry's lookup); labels may not repeat.
+// ParseEngineSpecs reads a comma-separated list of SPEC or SPEC/K (K the
+// VL limit, 1..15; defVLs without it). A SPEC is one engine with its
+// parameters (nue:share=switch); the VL limit follows the last '/'. known
+// checks a spec (the engine registry's parse); labels may not repeat.
 func ParseEngineSpecs(s string, defVLs int, known func(name string) error) ([]EngineSpec, error) {
 	var out []EngineSpec
 	seen := map[string]bool{}
@@ -30,7 +32,8 @@ func ParseEngineSpecs(s string, defVLs int, known func(name string) error) ([]En
 			continue
 		}
 		e := EngineSpec{Label: f, Name: f, VLs: defVLs}
-		if name, k, ok := strings.Cut(f, "/"); ok {
+		if i := strings.LastIndexByte(f, '/'); i >= 0 {
+			name, k := strings.TrimSpace(f[:i]), strings.TrimSpace(f[i+1:])
 			v, err := strconv.Atoi(k)
 			if err != nil || v < 1 || v > 15 {
 				return nil, fmt.Errorf("engine %q: VL limit %q, expected 1..15", f, k)

@@ -40,7 +40,12 @@ func TestParseLists(t *testing.T) {
 	if err != nil || len(es) != 2 || es[0] != (EngineSpec{Label: "nue/4", Name: "nue", VLs: 4}) || es[1].VLs != 8 {
 		t.Errorf("ParseEngineSpecs = %v, %v", es, err)
 	}
-	for _, bad := range []string{"nosuch", "nue/99", "dor,dor", ""} {
+	es, err = ParseEngineSpecs("nue:share=switch/4,best:of=(nue:share=switch)+dor", 8, known)
+	if err != nil || len(es) != 2 || es[0] != (EngineSpec{Label: "nue:share=switch/4", Name: "nue:share=switch", VLs: 4}) ||
+		es[1].Name != "best:of=(nue:share=switch)+dor" || es[1].VLs != 8 {
+		t.Errorf("ParseEngineSpecs with parameters = %v, %v", es, err)
+	}
+	for _, bad := range []string{"nosuch", "nue/99", "dor,dor", "", "nue:share=switch/x"} {
 		if _, err := ParseEngineSpecs(bad, 8, known); err == nil {
 			t.Errorf("ParseEngineSpecs(%q) accepted", bad)
 		}

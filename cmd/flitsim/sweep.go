@@ -39,8 +39,8 @@ every engine × offered load × seed on a local worker pool and write
 DIR/sweep.csv, DIR/sweep.json and plots (latency.svg: latency against
 accepted throughput per engine; throughput.svg: best throughput per engine
 beside the analytic bound; heat-ENGINE.svg: switch-to-switch link
-utilisation at the highest load). An engine may carry its VL limit:
-nue/4 is Nue with k = 4. The shift exchange is finite and ignores --loads.
+utilisation at the highest load). An engine may carry its parameters
+and its VL limit: nue:share=switch/4 is Nue sharing per switch with k = 4. The shift exchange is finite and ignores --loads.
 
 With --slurm-array DIR nothing is simulated: DIR/sweep.sbatch is written, a
 SLURM job array with one task per point, each running this sweep with
@@ -55,7 +55,7 @@ sweep (byte-identical CSV).`,
 	}
 	fl := c.Flags()
 	sf.rf.register(fl)
-	fl.Lookup("engine").Usage = "engines to compare, comma-separated; NAME/K sets the VL limit K (e.g. nue/4)"
+	fl.Lookup("engine").Usage = "engines to compare, comma-separated, each with its parameters; SPEC/K sets the VL limit K (e.g. nue/4, nue:share=switch/8)"
 	for _, f := range []string{"json", "busiest", "no-bound", "lfts", "load", "link-loads"} {
 		_ = fl.MarkHidden(f) // run's; a sweep has its own outputs and loads
 	}
@@ -75,8 +75,8 @@ sweep (byte-identical CSV).`,
 
 // sweepPlan resolves the sweep's flags.
 func (sf *sweepFlags) sweepPlan() (*flitsim.SweepPlan, error) {
-	engines, err := flitsim.ParseEngineSpecs(sf.rf.ff.engines, sf.rf.ff.vls, func(name string) error {
-		_, err := routing.Lookup(name)
+	engines, err := flitsim.ParseEngineSpecs(sf.rf.ff.engines, sf.rf.ff.vls, func(spec string) error {
+		_, err := routing.ParseChain(spec)
 		return err
 	})
 	if err != nil {

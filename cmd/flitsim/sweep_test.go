@@ -158,3 +158,26 @@ func TestSweepErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepEngineParams: an engine with parameters and a VL limit is
+// routed with its parameters (its rows and heat map carry the label), and
+// an unknown parameter value is refused before anything is simulated.
+func TestSweepEngineParams(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := run(t, "sweep", "--gen", "torus", "--gen-param", "dims=3x3", "--engine", "nue:share=switch/2",
+		"--loads", "0.3", "--seeds", "1", "--warmup", "200", "--cycles", "1000", "-o", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "nue:share=switch/2") {
+		t.Errorf("summary without the engine's label:\n%s", out)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "heat-nue_share_switch-2.svg")); err != nil || st.Size() == 0 {
+		t.Errorf("heat map: %v", err)
+	}
+	_, _, err = run(t, "sweep", "--gen", "torus", "--gen-param", "dims=3x3", "--engine", "nue:share=bogus",
+		"--loads", "0.3", "-o", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "share") {
+		t.Errorf("bad parameter value: err %v, want a refusal naming the parameter", err)
+	}
+}

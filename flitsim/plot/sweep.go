@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"gonum.org/v1/plot/vg"
 
@@ -52,7 +53,7 @@ func WriteSweep(dir string, doc flitsim.SweepDoc, ext string) error {
 		if err != nil {
 			return err
 		}
-		name := "heat-" + strings.NewReplacer("/", "-", " ", "_").Replace(e) + "." + ext
+		name := "heat-" + fileWord(e) + "." + ext
 		if err := SaveFigure(h, filepath.Join(dir, name), 14*vg.Centimeter, 13*vg.Centimeter); err != nil {
 			return err
 		}
@@ -72,4 +73,19 @@ func WriteSummary(t *flitsim.SummaryTable, prefix string) error {
 		return err
 	}
 	return SaveFigure(p, prefix+"-"+t.Pattern+ext, 24*vg.Centimeter, 11*vg.Centimeter)
+}
+
+// fileWord turns an engine label into a file name part: '/' (the VL
+// limit) becomes '-', any other character outside [A-Za-z0-9._-] (a
+// spec's ':', '=', parentheses, spaces) '_'.
+func fileWord(label string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '/':
+			return '-'
+		case r == '.' || r == '-' || r == '_' || r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			return r
+		}
+		return '_'
+	}, label)
 }
