@@ -116,9 +116,9 @@ func (d *Deployer) writeStep(ctx context.Context, ev StepEvent, s *plan.Step, t0
 // at its first heavy sweep, and only a file of this step (or the one
 // before: both ends of the step's proven transition) keeps that sweep
 // within a proven state; a file not yet on disk can come back older by
-// several steps, or empty, and OpenSM then routes with its own engine. state.json needs no order
-// against the files (settle reads the switches whatever it says,
-// whichever landed), so the two syncs overlap.
+// several steps, or empty, and OpenSM then routes with its own engine.
+// state.json needs no order against the files (settle reads the switches
+// whatever it says, whichever landed), so the two syncs overlap.
 func (d *Deployer) stageStep(g *fabric.Graph, next *lft.Routing, t0 time.Time, withState bool) error {
 	saved := make(chan error, 1)
 	var saveTook time.Duration
