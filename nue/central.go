@@ -174,7 +174,7 @@ func (t *spTree) fromRow(g *fabric.Graph, s int32, r *levelRow) {
 	sigma[s] = 1
 	for _, u := range r.order[1:] {
 		su := 0.0
-		for m := r.par[u]; m != 0; m &= m - 1 {
+		for m := r.parOf(u); m != 0; m &= m - 1 {
 			v := head[off[u]+int32(bits.TrailingZeros64(m))]
 			pred = append(pred, v)
 			su += sigma[v]

@@ -180,7 +180,7 @@ type step []stepDest
 
 type stepDest struct {
 	layer int
-	d     dest
+	d     *dest // in its layer's dests
 }
 
 // schedule lists the steps of a run, phase by phase (see dest.phase): all
@@ -218,7 +218,7 @@ func schedule(layers []*layer, sched Schedule) []step {
 		}
 		at := func(j, i int) (stepDest, bool) {
 			if i < len(ph[j]) {
-				return stepDest{layer: j, d: ph[j][i]}, true
+				return stepDest{layer: j, d: &ph[j][i]}, true
 			}
 			return stepDest{}, false
 		}
@@ -235,7 +235,7 @@ func schedule(layers []*layer, sched Schedule) []step {
 				var st step
 				for j, ds := range ph {
 					if n := len(ds); i < n {
-						st = append(st, stepDest{layer: j, d: ds[(i+j*n/k)%n]})
+						st = append(st, stepDest{layer: j, d: &ds[(i+j*n/k)%n]})
 					}
 				}
 				steps = append(steps, st)

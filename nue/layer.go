@@ -109,20 +109,38 @@ type layer struct {
 
 const inf = int64(math.MaxInt64 / 4)
 
+// switchScratch is the per-switch scratch of a layer's searches, one
+// array per element type: fewer allocations, and fewer fresh pages on a
+// small fabric. Layers whose searches never interleave (one goroutine,
+// the sequential schedule: each search's results are written before the
+// next search starts) share one, which also stays in cache.
+type switchScratch struct {
+	i64  []int64
+	i32  []int32
+	b    []bool
+	near []nearSwitch
+}
+
+func newSwitchScratch(S int) *switchScratch {
+	return &switchScratch{make([]int64, 2*S), make([]int32, 4*S), make([]bool, 2*S), make([]nearSwitch, S)}
+}
+
 // newLayer returns layer idx with destinations ds; its channels start in
-// the order seq (see seedOrder).
-func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, sc *sources, ds []dest) *layer {
+// the order seq (see seedOrder). Its searches use sw's arrays (nil: its
+// own).
+func newLayer(idx int, g *fabric.Graph, ti *turnIndex, seq []int32, sc *sources, ds []dest, sw *switchScratch) *layer {
 	S := g.NumSwitches()
-	// The per-switch scratch in one array per element type: fewer
-	// allocations, and fewer fresh pages on a small fabric.
-	i64, i32, b := make([]int64, 2*S), make([]int32, 4*S), make([]bool, 2*S)
+	if sw == nil {
+		sw = newSwitchScratch(S)
+	}
+	i64, i32, b := sw.i64, sw.i32, sw.b
 	return &layer{
 		idx: idx, g: g, ti: ti, comp: sc.comp, compSrc: sc.compSrc, own: sc.own, jobOwn: sc.jobOwn, src: sc.src, dests: ds,
 		ut:   newUsedTurns(ti, seq),
 		dist: i64[:S:S], load: i64[S:],
 		via: i32[:S:S], indeg: i32[S : 2*S : 2*S], lvl: i32[2*S : 3*S : 3*S], queue: i32[3*S : 3*S],
 		settled: b[:S:S], usedOffer: b[S:],
-		near:  make([]nearSwitch, S),
+		near:  sw.near,
 		stats: LayerStats{Layer: idx, Destinations: len(ds)}, sweepCount: [2]*sweepCount{{}, {}},
 	}
 }
@@ -284,7 +302,7 @@ func (l *layer) finishSweep(d dest, out *stepOut) {
 	for _, v := range order[1:] {
 		c := l.via[v]
 		if !l.settled[v] {
-			c = g.Off[v] + int32(bits.TrailingZeros64(row.par[v]))
+			c = g.Off[v] + int32(bits.TrailingZeros64(row.parOf(v)))
 			l.via[v] = c
 			l.stats.FilledHops++
 		}
@@ -411,7 +429,7 @@ func (l *layer) fillFromRow(dsw int32) {
 		if l.via[v] >= 0 {
 			continue
 		}
-		l.via[v] = g.Off[v] + int32(bits.TrailingZeros64(row.par[v]))
+		l.via[v] = g.Off[v] + int32(bits.TrailingZeros64(row.parOf(v)))
 		l.stats.FilledHops++
 	}
 }

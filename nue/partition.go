@@ -121,7 +121,8 @@ func autoPartition(g *fabric.Graph) Partition {
 
 // partition assigns a layer to every destination; the result holds, per
 // layer, the destinations in routing order (terminal LIDs first, then
-// switch LIDs, each in LID order).
+// switch LIDs, each in LID order). A round-robin layer of all of them may
+// be ds itself, reordered in place: ds is the caller's no more.
 func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, error) {
 	layers := make([][]dest, k)
 	switch how {
@@ -144,6 +145,12 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 		if !slices.IsSortedFunc(ds, termsFirst) {
 			sorted = append([]dest(nil), ds...)
 			slices.SortFunc(sorted, termsFirst)
+		}
+		if k == 1 {
+			// One layer takes them all, in this order: ds itself
+			// (see partition), full, so that an append reallocates.
+			layers[0] = sorted[:len(sorted):len(sorted)]
+			break
 		}
 		// Each layer's share, counted first: one allocation per layer.
 		size := make([]int, k)

@@ -239,11 +239,15 @@ func (rn *run) layers(sc *sources, w []int64, conservative bool) []*layer {
 			}
 		}
 	}
+	var scratch *switchScratch
+	if rn.opt.Workers == 1 && rn.sched == Sequential {
+		scratch = newSwitchScratch(S) // see switchScratch
+	}
 	// The rest of a layer's set-up is its own: on all workers.
 	layers := make([]*layer, len(parts))
 	_ = parallel.For(context.Background(), len(parts), rn.opt.Workers, func(_, i int) error {
 		lds := parts[i]
-		l := newLayer(i, g, ti, seq, sc, lds)
+		l := newLayer(i, g, ti, seq, sc, lds, scratch)
 		l.tune = &rn.tune
 		l.rows = rows
 		l.usedFirst = rn.how != RoundRobin
@@ -322,7 +326,7 @@ func (rd *rounds) all(ctx context.Context) (bool, error) {
 		}
 		if len(st) == 1 {
 			// Alone in its step: the search may put its results in place.
-			if !rd.layers[st[0].layer].route(st[0].d, rd.w, alone) {
+			if !rd.layers[st[0].layer].route(*st[0].d, rd.w, alone) {
 				return false, nil
 			}
 		} else if ok, err := rd.parallel(ctx, st); !ok {
@@ -349,7 +353,7 @@ func (rd *rounds) all(ctx context.Context) (bool, error) {
 // on up to Workers goroutines; false as layer.route.
 func (rd *rounds) parallel(ctx context.Context, st step) (bool, error) {
 	err := parallel.For(ctx, len(st), rd.opt.Workers, func(_, j int) error {
-		if !rd.layers[st[j].layer].route(st[j].d, rd.w, nil) {
+		if !rd.layers[st[j].layer].route(*st[j].d, rd.w, nil) {
 			return errNoTree
 		}
 		return nil
@@ -374,7 +378,7 @@ func (rd *rounds) merge(sd stepDest) {
 		l.written = false
 		return
 	}
-	l.write(sd.d, rd.r)
+	l.write(*sd.d, rd.r)
 	if sd.d.phase < 2 { // terminal LIDs (with SAR: in jobs, then the rest)
 		for _, e := range l.inc {
 			rd.w[e.c] += e.v

@@ -1,6 +1,7 @@
 package nue
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"sync/atomic"
 
@@ -54,8 +55,52 @@ type levelRow struct {
 	order []int32 // the switches of its component, level by level
 	start []int32 // level h is order[start[h]:start[h+1]]
 	// par: by switch, bit i set if its i-th channel leads one level
-	// closer (switch degrees ≤ 64 here).
-	par []uint64
+	// closer (switch degrees ≤ 64 here), little-endian in parBytes(g)
+	// bytes per switch (1, 2, 4 or 8: the fewest that hold the largest
+	// degree), so that a small fabric's rows take few fresh pages.
+	par []byte
+	pw  int // bytes per switch in par
+}
+
+// parOf returns switch v's mask of channels one level closer.
+func (r *levelRow) parOf(v int32) uint64 {
+	switch r.pw {
+	case 1:
+		return uint64(r.par[v])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(r.par[2*v:]))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(r.par[4*v:]))
+	}
+	return binary.LittleEndian.Uint64(r.par[8*v:])
+}
+
+// setPar sets switch v's mask (see par).
+func (r *levelRow) setPar(v int32, m uint64) {
+	switch r.pw {
+	case 1:
+		r.par[v] = byte(m)
+	case 2:
+		binary.LittleEndian.PutUint16(r.par[2*v:], uint16(m))
+	case 4:
+		binary.LittleEndian.PutUint32(r.par[4*v:], uint32(m))
+	default:
+		binary.LittleEndian.PutUint64(r.par[8*v:], m)
+	}
+}
+
+// parBytes returns the bytes a level row keeps per switch: 1, 2, 4 or 8,
+// the fewest that hold the largest switch degree (≤ 64).
+func parBytes(g *fabric.Graph) int {
+	d := 1
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		d = max(d, g.Degree(s))
+	}
+	b := 1
+	for 8*b < d {
+		b *= 2
+	}
+	return b
 }
 
 // levelRows holds a levelRow for every switch, each built when first
@@ -69,6 +114,7 @@ type levelRows struct {
 	g     *fabric.Graph
 	rows  []levelRow
 	state []atomic.Uint32 // rowNone, rowBuilding or rowReady
+	pw    int             // the rows' parBytes
 }
 
 // Row states.
@@ -78,16 +124,18 @@ const (
 	rowReady
 )
 
-// buildRow computes the row of switch s into r, reusing its storage; lv is
-// scratch of one entry per switch.
-func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
+// buildRow computes the row of switch s into r, reusing its storage, pw
+// bytes per switch in par (parBytes); lv is scratch of one entry per
+// switch.
+func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32, pw int) {
 	S := g.NumSwitches()
 	if cap(r.order) < S {
 		r.order = make([]int32, S)
 	}
-	if len(r.par) < S {
-		r.par = make([]uint64, S)
+	if len(r.par) < pw*S {
+		r.par = make([]byte, pw*S)
 	}
+	r.pw = pw
 	order := r.order[:S]
 	for i := range lv {
 		lv[i] = -1
@@ -117,7 +165,7 @@ func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
 			}
 			m |= uint64(b2i(lx == lp)) << uint(i)
 		}
-		r.par[v] = m
+		r.setPar(v, m)
 	}
 	r.order = order[:n]
 	r.start = append(r.start, int32(n))
@@ -126,14 +174,15 @@ func buildRow(g *fabric.Graph, s int32, r *levelRow, lv []int32) {
 // newLevelRows prepares the shared rows, or returns nil when they would
 // not fit maxBytes.
 func newLevelRows(g *fabric.Graph, maxBytes int64) *levelRows {
-	S := g.NumSwitches()
-	if int64(S)*int64(S)*12 > maxBytes {
+	S, pw := g.NumSwitches(), parBytes(g)
+	if int64(S)*int64(S)*int64(4+pw) > maxBytes {
 		return nil
 	}
-	lr := &levelRows{g: g, rows: make([]levelRow, S), state: make([]atomic.Uint32, S)}
-	order, par := make([]int32, S*S), make([]uint64, S*S)
+	lr := &levelRows{g: g, rows: make([]levelRow, S), state: make([]atomic.Uint32, S), pw: pw}
+	order, par := make([]int32, S*S), make([]byte, S*S*pw)
 	for s := range lr.rows {
-		lr.rows[s] = levelRow{order: order[s*S : s*S : (s+1)*S], par: par[s*S : (s+1)*S]}
+		n := S * pw
+		lr.rows[s] = levelRow{order: order[s*S : s*S : (s+1)*S], par: par[s*n : (s+1)*n : (s+1)*n], pw: pw}
 	}
 	return lr
 }
@@ -154,7 +203,7 @@ func (lr *levelRows) warmBehind(order []int32) (stop func()) {
 				return
 			}
 			if lr.state[s].CompareAndSwap(rowNone, rowBuilding) {
-				buildRow(lr.g, s, &lr.rows[s], lv)
+				buildRow(lr.g, s, &lr.rows[s], lv, lr.pw)
 				lr.state[s].Store(rowReady)
 			}
 		}
@@ -202,7 +251,7 @@ func (lr *levelRows) row(s int32, lv []int32) *levelRow {
 		return &lr.rows[s]
 	case rowNone:
 		if lr.state[s].CompareAndSwap(rowNone, rowBuilding) {
-			buildRow(lr.g, s, &lr.rows[s], lv)
+			buildRow(lr.g, s, &lr.rows[s], lv, lr.pw)
 			lr.state[s].Store(rowReady)
 			return &lr.rows[s]
 		}
@@ -220,7 +269,7 @@ func (l *layer) row(s int32) *levelRow {
 		}
 	}
 	if l.ownRowOf != s || l.ownRow.start == nil {
-		buildRow(l.g, s, &l.ownRow, l.lvl)
+		buildRow(l.g, s, &l.ownRow, l.lvl, l.ti.parBytes)
 		l.ownRowOf = s
 	}
 	return &l.ownRow
@@ -301,8 +350,14 @@ func (l *layer) sweep(dsw int32, w []int64) (bool, []int32, int32) {
 			}
 		}
 		lev := row.order[row.start[h]:row.start[h+1]]
-		for _, v := range lev {
-			l.pull(v, row.par[v], w)
+		if row.pw == 1 { // parOf without its switch
+			for _, v := range lev {
+				l.pull(v, uint64(row.par[v]), w)
+			}
+		} else {
+			for _, v := range lev {
+				l.pull(v, row.parOf(v), w)
+			}
 		}
 		// Keys of level h stay below h·(w0 + span) < (h+1)·w0.
 		if l.span > 0 && int64(h) > (l.w0-1)/l.span {

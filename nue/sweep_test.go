@@ -273,7 +273,7 @@ func TestLevelRows(t *testing.T) {
 					t.Fatalf("row %d: switch %d at level %d, BFS says %d", s, v, h, dist[v])
 				}
 				for c := g.Off[v]; c < g.Off[v+1]; c++ {
-					par := r.par[v]>>uint(c-g.Off[v])&1 != 0
+					par := r.parOf(v)>>uint(c-g.Off[v])&1 != 0
 					if par != (dist[g.Head[c]] == dist[v]-1) {
 						t.Fatalf("row %d: switch %d channel %d par=%v, levels %d -> %d", s, v, c, par, dist[v], dist[g.Head[c]])
 					}

@@ -34,6 +34,8 @@ type turnIndex struct {
 	// the head (the bit of its turns onward); only when words == 1 and the
 	// switches fit 26 bits (the sweep's pull: one load for both).
 	hs []uint32
+	// parBytes: the level rows' (see levelRow).
+	parBytes int
 }
 
 func newTurnIndex(g *fabric.Graph) *turnIndex {
@@ -45,6 +47,7 @@ func newTurnIndex(g *fabric.Graph) *turnIndex {
 		maxDeg = max(maxDeg, d)
 	}
 	ti.words = (maxDeg + 63) / 64
+	ti.parBytes = parBytes(g)
 	if ti.words == 1 && g.NumSwitches() < 1<<26 {
 		ti.hs = make([]uint32, g.NumChannels())
 		for c := range ti.hs {
@@ -82,10 +85,14 @@ func (ti *turnIndex) numTurns() int { return int(ti.base[len(ti.base)-1]) }
 // gaps, so that moving channels costs no shift of the ones in between
 // (order maintenance, list labelling: Dietz & Sleator, STOC 1987).
 type usedTurns struct {
-	ti         *turnIndex
-	state      []uint8
-	next, prev []int32 // the order as a list, -1 at its ends
-	head       int32   // first channel of the order
+	ti    *turnIndex
+	state []uint8
+	// The order as a list, -1 at its ends, made when a move first needs
+	// it (see list): a layer whose turns all insert in order (fat trees)
+	// never moves a channel. Until then the order is seq.
+	next, prev []int32
+	head       int32 // first channel of the order
+	seq        []int32
 	// cb holds, per channel, stride = 1 + 3·ti.words words side by side
 	// (the searches read them together: one cache line, not four):
 	//   - its label in the order (ord): a before b iff ord(a) < ord(b);
@@ -110,10 +117,8 @@ type usedTurns struct {
 // ordered as in seq (nil: by index).
 func newUsedTurns(ti *turnIndex, seq []int32) *usedTurns {
 	C := ti.g.NumChannels()
-	list := make([]int32, 2*C)
 	u := &usedTurns{
 		ti: ti, state: make([]uint8, ti.numTurns()),
-		next: list[:C:C], prev: list[C:],
 		cb: make([]uint64, C*(1+3*ti.words)), stride: 1 + 3*ti.words,
 	}
 	if seq == nil {
@@ -174,12 +179,36 @@ const (
 	maxLabel = int64(1) << 62
 )
 
-// link makes seq (every channel once) the order, evenly labelled.
+// link makes seq (every channel once; kept, not copied) the order, evenly
+// labelled.
 func (u *usedTurns) link(seq []int32) {
-	u.head = -1
-	prev := int32(-1)
 	for i, c := range seq {
 		u.setOrd(c, int64(i+1)*labelGap)
+	}
+	if u.next == nil {
+		u.seq = seq
+		return
+	}
+	u.relink(seq)
+}
+
+// list makes the order's list, if not made yet.
+func (u *usedTurns) list() {
+	if u.next != nil {
+		return
+	}
+	C := len(u.seq)
+	l := make([]int32, 2*C)
+	u.next, u.prev = l[:C:C], l[C:]
+	u.relink(u.seq)
+	u.seq = nil
+}
+
+// relink makes the list follow seq.
+func (u *usedTurns) relink(seq []int32) {
+	u.head = -1
+	prev := int32(-1)
+	for _, c := range seq {
 		u.prev[c] = prev
 		u.next[c] = -1
 		if prev >= 0 {
@@ -291,7 +320,8 @@ func (u *usedTurns) insert(a, b int32) bool {
 	if u.markF == nil {
 		// The search's marks, at its first use: a layer whose turns all
 		// insert in order (fat trees) never searches.
-		u.markF, u.markB = make([]uint32, len(u.next)), make([]uint32, len(u.next))
+		C := len(u.cb) / u.stride
+		u.markF, u.markB = make([]uint32, C), make([]uint32, C)
 	}
 	u.stamp++
 	if u.stamp == 0 { // wrapped: old marks could pass for new ones
@@ -300,7 +330,7 @@ func (u *usedTurns) insert(a, b int32) bool {
 		u.stamp = 1
 	}
 	st := u.stamp
-	C := len(u.next) + 1
+	C := len(u.markF) + 1
 	if cap(u.dF) < C {
 		u.dF, u.dB, u.stack, u.stackB = make([]int32, C), make([]int32, C), make([]int32, C), make([]int32, C)
 	}
@@ -379,6 +409,7 @@ const twoWayAfter = 32
 // order by sorting when they are few (maxSortedMove), else by walking the
 // window.
 func (u *usedTurns) move(a, b int32, reached []int32, mark []uint32, st uint32, behindA bool) {
+	u.list()
 	if len(reached) <= maxSortedMove {
 		ks := u.keys[:0]
 		for _, x := range reached {

@@ -106,6 +106,7 @@ func TestUsedTurnsAgainstTarjan(t *testing.T) {
 			}
 			// The list holds every channel once, labels increasing.
 			n, prev := 0, int32(-1)
+			ut.list()
 			for c := ut.head; c >= 0; c = ut.next[c] {
 				if ut.prev[c] != prev || (prev >= 0 && ut.ord(prev) >= ut.ord(c)) {
 					t.Fatalf("fabric %d: order list broken at %s", fi, g.ChannelName(c))

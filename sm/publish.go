@@ -309,20 +309,20 @@ func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
 }
 
 // writeGeneration writes the files and status.json (with the files'
-// checksums) into dir, then syncs them all at once and dir itself (a
-// sync each, one after the other, costs a journal commit each on a busy
-// disk). A file whose content is at hand and equal to the current
-// generation's copy (the fabric, while it does not change) is linked to
-// that copy instead.
+// checksums) into dir, syncing each as soon as it is written, beside the
+// next ones (a sync each, one after the other, costs a journal commit
+// each on a busy disk; a file whose Write waits, plan.json for the
+// planner, waits beside the others' syncs), and dir itself once every
+// file is in it, beside the files' last syncs. A file whose
+// content is at hand and equal to the current generation's copy (the
+// fabric, while it does not change) is linked to that copy instead.
 func (p *publisher) writeGeneration(dir string, st *PublishedStatus, files []lft.File) (err error) {
 	st.Files = map[string]string{}
 	st.SHA256 = map[string]string{}
-	var written []*os.File
+	var sy syncer
 	defer func() {
-		for _, f := range written {
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
+		if serr := sy.wait(); err == nil && serr != nil {
+			err = fmt.Errorf("publish: %w", serr)
 		}
 	}()
 	for _, f := range files {
@@ -332,7 +332,8 @@ func (p *publisher) writeGeneration(dir string, st *PublishedStatus, files []lft
 			if err != nil {
 				return fmt.Errorf("publish %s: %w", f.Name, err)
 			}
-			written, sum = append(written, fd), s
+			sy.add(fd)
+			sum = s
 		}
 		st.Files[f.Name] = f.Name
 		st.SHA256[f.Name] = sum
@@ -342,26 +343,49 @@ func (p *publisher) writeGeneration(dir string, st *PublishedStatus, files []lft
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", statusFile, err)
 	}
-	written = append(written, fd)
-	if err := syncAll(written); err != nil {
+	sy.add(fd)
+	sy.run(func() error { return syncDir(dir) })
+	if err := sy.wait(); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
-	return syncDir(dir)
+	return nil
 }
 
-// syncAll syncs files concurrently.
-func syncAll(files []*os.File) error {
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f.Sync()
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+// syncer syncs and closes files concurrently, each from when it is added.
+type syncer struct {
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []error
+}
+
+func (s *syncer) add(f *os.File) {
+	s.run(func() error {
+		if err := errors.Join(f.Sync(), f.Close()); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return nil
+	})
+}
+
+// run runs sync beside the others.
+func (s *syncer) run(sync func() error) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := sync(); err != nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, err)
+			s.mu.Unlock()
+		}
+	}()
+}
+
+// wait waits for the files added so far and returns their errors.
+func (s *syncer) wait() error {
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.errs...)
 }
 
 // reuse links the current generation's copy of f into dir when f.Data

@@ -124,7 +124,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 		res, err = s.routeAndVerify(ctx, g, jobs)
 	}
 	if err == nil {
-		err = ctx.Err() // past the deadline: publish nothing
+		err = pastDeadline(ctx) // publish nothing
 	}
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
@@ -147,6 +147,20 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 		st = nil
 	}
 	return result, st, jobStatus, nil
+}
+
+// pastDeadline is ctx's error, or DeadlineExceeded once its deadline has
+// passed though its timer has not run yet (a loaded machine): the
+// daemon's overdue report, a timer of its own started after the context's,
+// and this check then agree that the reroute is late.
+func pastDeadline(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // load reads and loads the dump (phase "parse") and returns it with the
@@ -254,28 +268,68 @@ func (s *Server) handOff(set *lft.TableSet) func(error) {
 
 // planAndPublish plans the update from old (the planner plugin) and
 // publishes the set with plan.json and status.json as a new generation.
+// The planner runs while the tables are written and synced; plan.json,
+// written last, and status.json (the plan's summary) wait for it.
 func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *PublishedStatus, old *lft.Routing) error {
-	var plan *PlanResult
-	if s.planner != nil {
-		if err := s.phase("plan", func() error {
-			var err error
-			plan, err = s.planner.Plan(ctx, set.Graph, old, set.Routing)
-			return err
-		}); err != nil {
-			return err
-		}
-		st.Plan = &plan.Summary
-	}
 	for _, n := range set.OpenSMNotes() {
 		s.log.Warn("OpenSM cannot deliver all of these tables", "note", n)
 	}
-	files := append(set.Files(), lft.File{Name: planFile, Write: func(w io.Writer) error { return writePlan(w, plan, old == nil) }})
-	if err := s.phase("publish", func() error { return s.pub.publish(st, files) }); err != nil {
+	pl := s.startPlan(ctx, set, old)
+	files := append(set.Files(), lft.File{Name: planFile, Write: func(w io.Writer) error {
+		plan, err := pl.result()
+		if err != nil {
+			return err
+		}
+		if plan != nil {
+			st.Plan = &plan.Summary
+		}
+		return writePlan(w, plan, old == nil)
+	}})
+	err := s.phase("publish", func() error { return s.pub.publish(st, files) })
+	_, perr := pl.result()
+	if pl.took > 0 {
+		s.metrics.phase.WithLabelValues("plan").Observe(pl.took.Seconds())
+		s.mark("plan", pl.took)
+	}
+	if perr != nil {
+		return fmt.Errorf("plan: %w", perr)
+	}
+	if err != nil {
 		return err
 	}
 	s.updateRoutingMetrics(st)
 	s.metrics.generation.Set(float64(st.Generation))
 	return nil
+}
+
+// planRun is the planner plugin's run beside a publication.
+type planRun struct {
+	done chan struct{}
+	plan *PlanResult
+	err  error
+	took time.Duration
+}
+
+// startPlan runs the planner (none: a nil plan) from old to set.
+func (s *Server) startPlan(ctx context.Context, set *lft.TableSet, old *lft.Routing) *planRun {
+	pl := &planRun{done: make(chan struct{})}
+	if s.planner == nil {
+		close(pl.done)
+		return pl
+	}
+	go func() {
+		defer close(pl.done)
+		t0 := time.Now()
+		pl.plan, pl.err = s.planner.Plan(ctx, set.Graph, old, set.Routing)
+		pl.took = time.Since(t0)
+	}()
+	return pl
+}
+
+// result waits for the planner and returns its plan.
+func (pl *planRun) result() (*PlanResult, error) {
+	<-pl.done
+	return pl.plan, pl.err
 }
 
 // routeAndVerify runs the engine chain (routing.RouteChain: every routing

@@ -46,6 +46,8 @@ type osmBed struct {
 	last     *lft.Routing      // the test's last read-back (a routing of lastG)
 	lastG    *fabric.Graph
 	onStep   func(deploy.StepEvent) // called after each checked step (fault injection)
+	// beforeStage is the deployer's BeforeStage (fault injection).
+	beforeStage func(deploy.StepEvent)
 	// noStepCheck leaves the deployer without the test's read-back after
 	// each step, as in production (heal times; the reader samples states).
 	noStepCheck bool
@@ -77,7 +79,9 @@ func budget(t testing.TB, frac float64) time.Duration {
 	return time.Duration(float64(left) * frac)
 }
 
-func newOSMBed(t *testing.T, tp *topo.Topology) *osmBed {
+// newOSMBed starts ibsim with tp and OpenSM as master SM with its file
+// engine on the bed's files (osmConf: more lines for opensm.conf).
+func newOSMBed(t *testing.T, tp *topo.Topology, osmConf ...string) *osmBed {
 	t.Helper()
 	ibtest.Require(t, "ibsim", "opensm", "ibnetdiscover", "iblinkinfo", "dump_fts", "ibroute", "saquery", "smpquery")
 	b := &osmBed{t: t, dir: t.TempDir(), osmDir: t.TempDir()}
@@ -104,6 +108,7 @@ func newOSMBed(t *testing.T, tp *topo.Topology) *osmBed {
 		"qos TRUE",
 		"qos_policy_file " + filepath.Join(b.state, "qos-policy.conf"),
 	}
+	b.conf = append(b.conf, osmConf...)
 	b.startOpenSM()
 	return b
 }
@@ -196,6 +201,7 @@ func (b *osmBed) server(cfg sm.Config, extra ...sm.Option) *sm.Server {
 		dc.AfterStep = b.checkStep
 	}
 	dc.ToolWorkDir = b.dir
+	dc.BeforeStage = b.beforeStage
 	m := sm.NewMetrics()
 	d, err := deploy.New(*dc, slog.New(slog.NewTextHandler(b.t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})), m.Registry)
 	if err != nil {
@@ -348,7 +354,13 @@ func (b *osmBed) waitDeployed(srv *sm.Server, after int, what string) sm.Status 
 // and waits for the initial rollout.
 func deployed(t *testing.T, tp *topo.Topology, engine string, vls int, stepCheck bool, cfg func(*sm.Config)) (*osmBed, *sm.Server, sm.Status) {
 	t.Helper()
-	b := newOSMBed(t, tp)
+	return deployedOn(newOSMBed(t, tp), engine, vls, stepCheck, cfg)
+}
+
+// deployedOn is deployed on a bed already made.
+func deployedOn(b *osmBed, engine string, vls int, stepCheck bool, cfg func(*sm.Config)) (*osmBed, *sm.Server, sm.Status) {
+	t := b.t
+	t.Helper()
 	b.noStepCheck = !stepCheck
 	b.discover()
 	c := b.config(engine, vls)

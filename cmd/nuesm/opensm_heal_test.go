@@ -268,8 +268,8 @@ func (b *osmBed) stagedSLs(g *fabric.Graph) func(*lft.Routing) {
 // and measures the heal; then repairs it and waits for the rollout. The
 // deployer runs as in production, without the test's read-back after each
 // step: the measuring reader checks every state it samples.
-func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration, apply string) healResult {
-	b, srv, st := deployed(t, tp, "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration, c.OpenSM.Apply = drain, apply })
+func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration, apply string, osmConf ...string) healResult {
+	b, srv, st := deployedOn(newOSMBed(t, tp, osmConf...), "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration, c.OpenSM.Apply = drain, apply })
 	name, port := interSwitchPort(t, tp)
 	g := withoutCable(t, b.sim, name, port)
 	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, fmt.Sprintf("%q[%d]", name, port)))
@@ -386,6 +386,9 @@ func TestFailoverBench(t *testing.T) {
 				add("nuesm nue, "+apply+", drain 1.1 s", healNuesm(t, f.tp, f.vls, 1100*time.Millisecond, apply))
 			})
 		}
+		t.Run(f.name+"/nuesm-smp-notrapsweep", func(t *testing.T) {
+			add("nuesm nue, smp, drain 20 ms, sweep_on_trap FALSE", healNuesm(t, f.tp, f.vls, 20*time.Millisecond, deploy.ApplySMP, "sweep_on_trap FALSE"))
+		})
 		for _, e := range []string{"updn", "minhop", "dfsssp"} {
 			t.Run(f.name+"/"+e, func(t *testing.T) { add("OpenSM "+e, healOpenSM(t, f.tp, e)) })
 		}

@@ -77,6 +77,14 @@ func readConf(path string, args []string) (*osmConf, error) {
 	return c, nil
 }
 
+// trapSweeps reports whether OpenSM heavy-sweeps on a link's trap: its
+// sweep_on_trap, TRUE by default; OpenSM takes a boolean option as TRUE
+// only when it reads "TRUE".
+func (c *osmConf) trapSweeps() bool {
+	v, ok := c.opt["sweep_on_trap"]
+	return !ok || v == "TRUE"
+}
+
 func (c *osmConf) where(key string) string {
 	if n := c.line[key]; n > 0 {
 		return fmt.Sprintf("%s:%d", c.path, n)

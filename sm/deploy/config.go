@@ -109,6 +109,10 @@ type Config struct {
 	// AfterStep, when set, is called after each proven write step, while
 	// nothing else writes the switches (tests read them back then).
 	AfterStep func(StepEvent)
+	// BeforeStage, when set, is called in a step whose LFT blocks are
+	// written before its file is staged (writesBeforeStage), after the
+	// writes and before the staging (tests force a heavy sweep there).
+	BeforeStage func(StepEvent)
 }
 
 // StepEvent describes a write step the switches were proven to hold.
@@ -116,6 +120,7 @@ type StepEvent struct {
 	Generation, Step, Steps int
 	Graph                   *fabric.Graph
 	Tables                  *lft.Routing // the step's tables (LFTs, SLs, SL2VL)
+	From                    *lft.Routing // the tables the step starts from (BeforeStage)
 }
 
 // Defaults fills zero fields; output is the daemon's output directory.

@@ -42,6 +42,7 @@ func (d *Deployer) deliverable(ctx context.Context, g *fabric.Graph, r *lft.Rout
 	if err != nil {
 		return err
 	}
+	d.osm.noTrapSweep.Store(!c.trapSweeps())
 	if err := c.checkFiles(d.cfg.LFTsFile, d.cfg.QoSPolicyFile); err != nil {
 		return err
 	}

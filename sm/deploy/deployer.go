@@ -152,9 +152,16 @@ type Deployer struct {
 	// heavy sweeps in its log.
 	agent  *umad.Agent
 	sweeps sweepTracker
+	// lftMark is where sweeps stood when the LFT file was last synced
+	// (writesBeforeStage).
+	lftMark fileMark
 	// smpPending says SMPs wrote blocks OpenSM has not loaded from the
 	// file since (catchUp).
 	smpPending bool
+	// trapOwed says OpenSM skipped the heavy sweep of a link's trap
+	// (oweTrapSweep); owed signals Run.
+	trapOwed atomic.Bool
+	owed     chan struct{}
 }
 
 // read reads the switches back; entries dump_fts misses that no step
@@ -316,6 +323,7 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Deployer, er
 		osm:  &openSM{pidFile: cfg.PIDFile, logFile: cfg.LogFile, procDir: "/proc"},
 		met:  newMetrics(reg),
 		gens: make(chan genRef, 1),
+		owed: make(chan struct{}, 1),
 		agent: &umad.Agent{Bin: cfg.SMPAgent, Env: cfg.ToolEnv, Dir: cfg.ToolWorkDir,
 			Args: []string{"smp-agent", "--device", cfg.SMPDevice, "--mkey", strconv.FormatUint(cfg.MKey, 10)}},
 	}
@@ -412,7 +420,7 @@ func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 	// over whose publication fails leaves the daemon with it, so its
 	// rollout goes on (it may have stopped, or wait for a retry).
 	var cur, good *genRef
-	var retry <-chan time.Time
+	var retry, owed <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -420,6 +428,13 @@ func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 		case g := <-d.gens:
 			cur = &g
 		case <-retry:
+		case <-d.owed:
+			owed = time.After(trapSweepGrace)
+			continue
+		case <-owed:
+			owed = nil
+			d.payTrapSweep(ctx)
+			continue
 		}
 		retry = nil
 		if cur == nil {
@@ -449,6 +464,16 @@ func (d *Deployer) Run(ctx context.Context, trigger func(reason string)) error {
 		if err != nil {
 			retry = time.After(d.cfg.Retry)
 		}
+	}
+}
+
+// payTrapSweep sends the owed trap sweep no rollout sent.
+func (d *Deployer) payTrapSweep(ctx context.Context) {
+	if !d.trapOwed.Load() {
+		return
+	}
+	if err := d.catchUp(ctx); err != nil && ctx.Err() == nil {
+		d.log.Warn("the heavy sweep owed for a link's trap did not end", "err", err)
 	}
 }
 

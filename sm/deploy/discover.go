@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
@@ -32,6 +33,11 @@ const TriggerDiscovered = "fabric-discovered"
 // a full discovery; the rediscovery after that sweep sees the fabric as
 // OpenSM left it. Both files are watched
 // with inotify, checked every DiscoverPoll where it is not available.
+//
+// The full discoveries a sweep's end or the period start run beside the
+// watch (fullScan): a trap cancels the one in progress, whose scan may
+// predate the change, and is handled at once; the sweep the trap causes
+// ends in another full discovery.
 func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 	subnet := ""
 	if d.cfg.DumpDir != "" {
@@ -41,12 +47,16 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 	last, logOff := stampOf(subnet), d.osm.logOffset()
 	// retry: the last discovery's scan was incomplete (see discover);
 	// the next wake-up scans again unless a trigger does first.
-	retry := d.discover(ctx, "start", trigger)
+	var retry atomic.Bool
+	retry.Store(d.discover(ctx, "start", trigger))
 	next := time.Now().Add(d.cfg.Rediscover)
+	var full fullScan
+	defer full.stop()
 	for {
 		if err := w.wait(ctx, d.cfg.DiscoverPoll); err != nil {
 			return
 		}
+		full.reap(ctx)
 		lg, err := d.osm.readLog(logOff)
 		if err == nil {
 			logOff = lg.end
@@ -65,21 +75,112 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 		}
 		switch st := stampOf(subnet); {
 		case lg.linkChanges > 0:
-			if !d.lostCables(ctx, lg.trapSwitches, trigger) {
-				retry = d.discover(ctx, "opensm-trap", trigger)
+			full.stop()
+			if d.lostCables(ctx, lg.trapSwitches, trigger) {
+				d.oweTrapSweep()
+			} else {
+				d.trapSweepNow()
+				retry.Store(d.discover(ctx, "opensm-trap", trigger))
 			}
 			next = time.Now().Add(d.cfg.Rediscover)
 		case subnet != "" && st != last:
 			last = st
-			retry = d.discover(ctx, "opensm-sweep", trigger)
+			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "opensm-sweep", trigger)) })
 			next = time.Now().Add(d.cfg.Rediscover)
-		case retry:
-			retry = d.discover(ctx, "incomplete-scan", trigger)
+		case retry.Swap(false):
+			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "incomplete-scan", trigger)) })
 		case d.cfg.Rediscover > 0 && time.Now().After(next):
-			retry = d.discover(ctx, "periodic", trigger)
+			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "periodic", trigger)) })
 			next = time.Now().Add(d.cfg.Rediscover)
 		}
 	}
+}
+
+// oweTrapSweep notes, when OpenSM does not sweep on traps, that the
+// heavy sweep it skipped for cables lost is owed: it brings OpenSM's own
+// view (SA, multicast trees) up to date, and runs after the rollout the
+// loss causes (catchUpIfPending) or, when none comes, after
+// trapSweepGrace. Without that sweep in between, the heal's steps are
+// written as soon as they are proven, not after OpenSM's sweep of the old
+// file.
+func (d *Deployer) oweTrapSweep() {
+	if !d.osm.noTrapSweep.Load() {
+		return
+	}
+	d.trapOwed.Store(true)
+	select {
+	case d.owed <- struct{}{}:
+	default:
+	}
+}
+
+// trapSweepNow sends, when OpenSM does not sweep on traps, the heavy
+// sweep it skipped for a trap that is not cables lost alone: a link that
+// came up is brought up (its ports armed and active, new ports given
+// LIDs) by OpenSM's sweep before any route uses it.
+func (d *Deployer) trapSweepNow() {
+	if !d.osm.noTrapSweep.Load() {
+		return
+	}
+	if _, err := d.osm.hup(); err != nil {
+		d.log.Warn("cannot send OpenSM the heavy sweep its sweep_on_trap FALSE skipped", "err", err)
+		return
+	}
+	d.log.Info("a link's trap other than cables lost: SIGHUP for the heavy sweep OpenSM skipped (sweep_on_trap FALSE)")
+}
+
+// trapSweepGrace is how long an owed trap sweep waits for a rollout to
+// send it.
+const trapSweepGrace = time.Second
+
+// fullScan is the full discovery watchFabric runs beside its watch: one
+// at a time, a request made meanwhile run after it.
+type fullScan struct {
+	cancel  context.CancelFunc
+	done    chan struct{}
+	pending func(context.Context)
+}
+
+// start runs scan, or queues it while another is in progress.
+func (f *fullScan) start(ctx context.Context, scan func(context.Context)) {
+	f.reap(ctx)
+	if f.done != nil {
+		f.pending = scan
+		return
+	}
+	c, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	f.cancel, f.done = cancel, done
+	go func() { defer close(done); scan(c) }()
+}
+
+// reap notes the end of the scan in progress and starts the queued one.
+func (f *fullScan) reap(ctx context.Context) {
+	if f.done == nil {
+		return
+	}
+	select {
+	case <-f.done:
+		f.cancel()
+		f.cancel, f.done = nil, nil
+		if p := f.pending; p != nil {
+			f.pending = nil
+			f.start(ctx, p)
+		}
+	default:
+	}
+}
+
+// stop cancels the scan in progress and the queued one and waits for the
+// first to end.
+func (f *fullScan) stop() {
+	f.pending = nil
+	if f.done == nil {
+		return
+	}
+	f.cancel()
+	<-f.done
+	f.cancel, f.done = nil, nil
 }
 
 type stamp struct {
@@ -106,6 +207,10 @@ func stampOf(path string) stamp {
 func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) (incomplete bool) {
 	t0 := time.Now()
 	out, stderr, err := d.run.runStderr(ctx, "ibnetdiscover")
+	if err != nil && ctx.Err() != nil {
+		d.log.Debug("fabric discovery cancelled", "trigger", reason, "seconds", time.Since(t0).Seconds())
+		return false
+	}
 	d.met.discoverDur.Observe(time.Since(t0).Seconds())
 	if err == nil {
 		err = scanIncomplete(stderr)

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -25,6 +26,12 @@ type openSM struct {
 	pidFile string
 	logFile string
 	procDir string // /proc (tests may point elsewhere)
+	// noTrapSweep: OpenSM's configuration says sweep_on_trap FALSE, so a
+	// link's trap starts no heavy sweep (read with each rollout).
+	noTrapSweep atomic.Bool
+	// hups counts the SIGHUPs sent (each starts a heavy sweep), from
+	// whichever goroutine: the sweep tracker sees them all.
+	hups atomic.Int64
 }
 
 // pid returns OpenSM's process id: from the pid file, else the one
@@ -90,6 +97,7 @@ func (o *openSM) hup() (int, error) {
 	if err := syscall.Kill(pid, syscall.SIGHUP); err != nil {
 		return pid, fmt.Errorf("%w: SIGHUP to pid %d: %v", ErrNoOpenSM, pid, err)
 	}
+	o.hups.Add(1)
 	return pid, nil
 }
 
@@ -115,15 +123,16 @@ type sweepLog struct {
 	trapSwitches []uint64
 	// sweepLines counts the lines about heavy sweeps (sweepLine);
 	// sweepOpen says whether the last of them left one in progress.
-	sweepLines int
-	sweepOpen  bool
-	end        int64 // offset after the last complete line read
+	sweepLines  int
+	sweepOpen   bool
+	noTrapSweep bool  // a trap starts no sweep (sweepLine)
+	end         int64 // offset after the last complete line read
 }
 
 // readLog parses the log from off (from 0 when the log is shorter: it was
 // rotated). At most 64 MiB are read per call.
 func (o *openSM) readLog(off int64) (sweepLog, error) {
-	out := sweepLog{end: off}
+	out := sweepLog{end: off, noTrapSweep: o.noTrapSweep.Load()}
 	f, err := os.Open(o.logFile)
 	if err != nil {
 		return out, err
@@ -175,7 +184,7 @@ func (s *sweepLog) merge(m sweepLog) {
 var trapSwitch = regexp.MustCompile(`from switch LID \d+, GUID 0x([0-9a-fA-F]+)`)
 
 func (s *sweepLog) add(line string) {
-	if k := sweepLine(line); k != 0 {
+	if k := sweepLine(line, !s.noTrapSweep); k != 0 {
 		s.sweepLines++
 		s.sweepOpen = k > 0
 	}

@@ -76,6 +76,9 @@ func (d *Deployer) rollout(ctx context.Context, ref genRef) error {
 		if err := d.awaitPublished(ctx, ref); err != nil {
 			return err
 		}
+		if err := d.catchUpIfPending(ctx, ref.gen); err != nil {
+			return err
+		}
 		d.held.Matches = fmt.Sprintf("generation %d", ref.gen)
 		return d.done(ref.gen)
 	}
@@ -158,7 +161,7 @@ func (d *Deployer) execute(ctx context.Context, g *fabric.Graph, held *lft.Routi
 // catchUpIfPending runs catchUp after steps written with SMPs; a failure
 // stops the rollout (the switches hold the last step, OpenSM's SA lags).
 func (d *Deployer) catchUpIfPending(ctx context.Context, gen int) error {
-	if !d.smpPending {
+	if !d.smpPending && !d.trapOwed.Load() {
 		return nil
 	}
 	if err := d.catchUp(ctx); err != nil {
@@ -287,6 +290,7 @@ func (d *Deployer) settle(ctx context.Context, g *fabric.Graph) (*lft.Routing, e
 		if err := d.stage(g, held); err != nil {
 			return nil, err
 		}
+		d.markSynced()
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, err
 		}

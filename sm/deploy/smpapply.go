@@ -33,16 +33,21 @@ type blockRef struct {
 // SubnSet(LinearForwardingTable) over directed routes and returns the
 // tables read back: the Sets' answers (what the switches then hold) for
 // the written blocks, Gets for blocks no earlier read gives. The staged
-// LFT file already holds next, so a heavy sweep of OpenSM writes next or
-// (having read the file before) cur: both states of the step's proven
-// transition. Writes wait for a sweep in progress to end; a sweep that
-// starts meanwhile makes the written blocks be read again after it and
-// written again where it reverted them.
-func (d *Deployer) applySMP(ctx context.Context, g *fabric.Graph, cur, next *lft.Routing) (*lft.Routing, error) {
+// LFT file holds cur or next, so a heavy sweep of OpenSM writes one of
+// the two states of the step's proven transition. With stage nil the
+// file already holds next and the writes wait for a sweep in progress to
+// end (it may have loaded an older file); otherwise the file holds cur
+// (writesBeforeStage), the writes go out at once and stage syncs next
+// meanwhile (written closes when the writes are answered). A sweep in
+// progress or started meanwhile makes the written blocks be read again
+// after it and written again where it reverted them.
+func (d *Deployer) applySMP(ctx context.Context, g *fabric.Graph, cur, next *lft.Routing, stage func(written <-chan struct{}) error) (*lft.Routing, error) {
 	t0 := time.Now()
 	deadline := t0.Add(d.cfg.StepTimeout)
-	if err := d.waitSweepEnd(ctx, deadline); err != nil {
-		return nil, err
+	if stage == nil {
+		if err := d.waitSweepEnd(ctx, deadline); err != nil {
+			return nil, err
+		}
 	}
 	if w := time.Since(t0); w > time.Millisecond {
 		d.log.Debug("waited for OpenSM's heavy sweep to end", "seconds", w.Seconds())
@@ -63,16 +68,34 @@ func (d *Deployer) applySMP(ctx context.Context, g *fabric.Graph, cur, next *lft
 		return nil, err
 	}
 	mark := d.sweeps.mark()
-	if err := d.smpWrite(ctx, g, got, next, writes, gets); err != nil {
+	open := false
+	if stage != nil {
+		staged, written := make(chan error, 1), make(chan struct{})
+		go func() { staged <- stage(written) }()
+		err := d.smpWrite(ctx, g, got, next, writes, gets)
+		close(written)
+		if serr := <-staged; serr != nil {
+			return nil, serr
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.markSynced()
+		// A sweep in progress may still write cur's blocks.
+		open = d.sweeps.inside
+	} else if err := d.smpWrite(ctx, g, got, next, writes, gets); err != nil {
 		return nil, err
 	}
-	for round := 0; d.sweeps.since(d.osm, mark); round++ {
+	for round := 0; open || d.sweeps.since(d.osm, mark); round++ {
+		open = false
 		if round == 3 {
 			return nil, fmt.Errorf("%w: OpenSM swept the fabric during each of 3 rounds of writes", ErrStepTimeout)
 		}
+		tw := time.Now()
 		if err := d.waitSweepEnd(ctx, deadline); err != nil {
 			return nil, err
 		}
+		d.log.Debug("written; waited for OpenSM's heavy sweep to end", "seconds", time.Since(tw).Seconds(), "writes_seconds", tw.Sub(t0).Seconds())
 		mark = d.sweeps.mark()
 		reverted, err := d.smpReadAgain(ctx, g, got, next, writes)
 		if err != nil {
@@ -261,8 +284,9 @@ func (d *Deployer) waitSweepEnd(ctx context.Context, deadline time.Time) error {
 }
 
 // catchUp makes OpenSM load the staged LFT file after steps written with
-// SMPs and waits until its file engine configured the switches and the
-// sweep ended. OpenSM's SA answers path records from its own copy of the
+// SMPs, or sweep for a link's trap it did not sweep for (oweTrapSweep),
+// and waits until its file engine configured the switches and the sweep
+// ended. OpenSM's SA answers path records from its own copy of the
 // LFTs, which SMP writes leave behind; the file equals what the switches
 // hold, so the sweep rewrites blocks with the entries they have.
 func (d *Deployer) catchUp(ctx context.Context) error {
@@ -284,6 +308,7 @@ func (d *Deployer) catchUp(ctx context.Context) error {
 		}
 		if len(lg.configured) > 0 && lg.subnetUp > 0 {
 			d.smpPending = false
+			d.trapOwed.Store(false)
 			return nil
 		}
 		if time.Now().After(deadline) {

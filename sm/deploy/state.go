@@ -37,7 +37,7 @@ type state struct {
 	Deployed    int       `json:"deployed_generation"` // last generation whose every step was proven
 	Step        int       `json:"step"`                // steps of the plan done (proven or waited)
 	Steps       int       `json:"steps"`
-	Staged      int       `json:"staged_step"` // step whose tables the stable files hold (0: the held state)
+	Staged      int       `json:"staged_step"` // step staged or in progress: the stable files hold its tables or, while its writes go first, the step before's (0: the held state)
 	Error       string    `json:"error,omitempty"`
 	Updated     time.Time `json:"updated"`
 	Plans       int       `json:"plans"` // plans started (for status)

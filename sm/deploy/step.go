@@ -38,18 +38,9 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 		}
 	}
 	d.st.Staged = i + 1
-	if err := d.stageStep(g, next, t0); err != nil {
-		return nil, err
-	}
-	tApply := time.Now()
-	var (
-		got *lft.Routing
-		err error
-	)
-	if d.cfg.Apply == ApplySMP && len(s.SL) == 0 && len(s.SL2VL) == 0 {
-		got, err = d.applySMP(ctx, g, cur, next)
-	} else {
-		got, err = d.apply(ctx, g, next)
+	got, tApply, err := d.writeStep(ctx, StepEvent{Generation: gen, Step: i + 1, Steps: d.st.Steps, Graph: g, Tables: next, From: cur}, s, t0)
+	if tApply.IsZero() {
+		return nil, err // nothing written: staging failed
 	}
 	applied := time.Since(tApply)
 	if err != nil {
@@ -82,19 +73,60 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 	return next, nil
 }
 
-// stageStep writes the step's files and state.json (Staged already set),
-// both synced, before anything reaches the switches. The files' syncs
-// stay before the writes: after a host crash OpenSM loads the LFT file at
-// its first heavy sweep, and only a file of this step (or the one before:
-// both ends of the step's proven transition) keeps that sweep within a
-// proven state; a file not yet on disk can come back older by several
-// steps, or empty, and OpenSM then routes with its own engine. state.json
-// needs no order against the files (settle reads the switches whatever it
-// says, whichever landed), so the two syncs overlap.
-func (d *Deployer) stageStep(g *fabric.Graph, next *lft.Routing, t0 time.Time) error {
+// writeStep stages step s (ev.Tables, from ev.From) and makes the
+// switches hold it: with SMPs or OpenSM's heavy sweep, the file first or,
+// where writesBeforeStage allows, beside the writes. It returns the tables
+// read back and when the writes began (zero when the staging failed
+// before any).
+func (d *Deployer) writeStep(ctx context.Context, ev StepEvent, s *plan.Step, t0 time.Time) (*lft.Routing, time.Time, error) {
+	g, cur, next := ev.Graph, ev.From, ev.Tables
+	lftOnly := d.cfg.Apply == ApplySMP && len(s.SL) == 0 && len(s.SL2VL) == 0
+	if lftOnly && d.writesBeforeStage() {
+		// state.json says the step may be in progress before its first
+		// write; the LFT file is staged beside the writes.
+		if err := d.save(); err != nil {
+			return nil, time.Time{}, err
+		}
+		tApply := time.Now()
+		got, err := d.applySMP(ctx, g, cur, next, func(written <-chan struct{}) error {
+			if d.cfg.BeforeStage != nil {
+				<-written
+				d.cfg.BeforeStage(ev)
+			}
+			return d.stageStep(g, next, t0, false)
+		})
+		return got, tApply, err
+	}
+	if err := d.stageStep(g, next, t0, true); err != nil {
+		return nil, time.Time{}, err
+	}
+	d.markSynced()
+	tApply := time.Now()
+	if lftOnly {
+		got, err := d.applySMP(ctx, g, cur, next, nil)
+		return got, tApply, err
+	}
+	got, err := d.apply(ctx, g, next)
+	return got, tApply, err
+}
+
+// stageStep writes the step's files and, withState, state.json (Staged
+// already set), all synced. Without writesBeforeStage the files' syncs
+// stay before the writes: after a host crash OpenSM loads the LFT file
+// at its first heavy sweep, and only a file of this step (or the one
+// before: both ends of the step's proven transition) keeps that sweep
+// within a proven state; a file not yet on disk can come back older by
+// several steps, or empty, and OpenSM then routes with its own engine.
+// state.json needs no order against the files (settle reads the switches
+// whatever it says, whichever landed), so the two syncs overlap.
+func (d *Deployer) stageStep(g *fabric.Graph, next *lft.Routing, t0 time.Time, withState bool) error {
 	saved := make(chan error, 1)
 	var saveTook time.Duration
-	go func() { t := time.Now(); err := d.save(); saveTook = time.Since(t); saved <- err }()
+	if withState {
+		go func() { t := time.Now(); err := d.save(); saveTook = time.Since(t); saved <- err }()
+	} else {
+		saved <- nil
+	}
 	tStage := time.Now()
 	err := d.stage(g, next)
 	stageTook := time.Since(tStage)
@@ -106,6 +138,28 @@ func (d *Deployer) stageStep(g *fabric.Graph, next *lft.Routing, t0 time.Time) e
 	}
 	d.log.Debug("step staged", "stage_seconds", time.Since(t0).Seconds(), "files_seconds", stageTook.Seconds(), "state_seconds", saveTook.Seconds())
 	return nil
+}
+
+// writesBeforeStage reports whether an LFT step may write its blocks
+// before its own file is synced: the LFT file holds the step's starting
+// state (settle and every step stage it, synced, before they return) and
+// no heavy sweep that may have loaded an older file is in progress. Then
+// any sweep, during the writes or after, loads the file of the step
+// before or of this step, and a host crash leaves one of the two on disk:
+// both ends of the step's proven transition, whatever mix of blocks the
+// writes and the sweep leave (a sweep that ran is waited for and the
+// written blocks read again, as without). The file must still be synced
+// before the step is proven, so that the next step starts from it.
+func (d *Deployer) writesBeforeStage() bool {
+	m := d.lftMark
+	return m.file != (stamp{}) && m.file == stampOf(d.cfg.LFTsFile) && d.sweeps.carries(d.osm, m)
+}
+
+// markSynced records that the LFT file, just synced, holds the staged
+// tables.
+func (d *Deployer) markSynced() {
+	d.lftMark = d.sweeps.synced(d.osm)
+	d.lftMark.file = stampOf(d.cfg.LFTsFile)
 }
 
 func (d *Deployer) setStepNote(note string) {
