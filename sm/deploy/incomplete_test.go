@@ -51,16 +51,7 @@ func TestScanIncomplete(t *testing.T) {
 // (nothing to do); after an Unlink of a switch-to-switch cable a complete
 // scan is adopted.
 func TestDiscoverRefusesIncompleteScan(t *testing.T) {
-	ibtest.Require(t, "ibsim", "ibnetdiscover")
-	tp, err := topo.FatTree(4, 2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	net := filepath.Join(t.TempDir(), "fabric.net")
-	if err := ibnetdiscover.WriteIBSimFile(net, tp.Fabric); err != nil {
-		t.Fatal(err)
-	}
-	sim := ibtest.StartSim(t, net, ibtest.SimConfig{Console: true})
+	tp, sim := simFatTree42(t)
 	dump, err := sim.Run(ibtest.Budget(t)/4, "ibnetdiscover")
 	if err != nil {
 		t.Fatal(err)
@@ -132,4 +123,20 @@ func switchCable(t *testing.T, tp *topo.Topology) (string, int) {
 	}
 	t.Fatal("no switch-to-switch cable")
 	return "", 0
+}
+
+// simFatTree42 starts ibsim, with its console, on the 2-level fat tree
+// k=4 (skipped loudly without ibsim and ibnetdiscover).
+func simFatTree42(t *testing.T) (*topo.Topology, *ibtest.Sim) {
+	t.Helper()
+	ibtest.Require(t, "ibsim", "ibnetdiscover")
+	tp, err := topo.FatTree(4, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net := filepath.Join(t.TempDir(), "fabric.net")
+	if err := ibnetdiscover.WriteIBSimFile(net, tp.Fabric); err != nil {
+		t.Fatal(err)
+	}
+	return tp, ibtest.StartSim(t, net, ibtest.SimConfig{Console: true})
 }
