@@ -26,7 +26,9 @@ import (
 // osmBed is a simulated fabric (ibsim with its console) with the real
 // OpenSM as master SM, configured as docs/deploy.md says: file engine
 // without fallback on the deployer's stable LFT file, QoS on with the
-// deployer's policy file.
+// deployer's policy file. sweep_on_trap keeps OpenSM's default (TRUE),
+// the harder case for the deployer, unless a test passes the guide's
+// FALSE.
 type osmBed struct {
 	t       *testing.T
 	sim     *ibtest.Sim
