@@ -110,8 +110,12 @@ type repairSource struct {
 // repairFrom repairs src for g and verifies the result against src's
 // State. It returns nil when the repair or its verification fails, and
 // when the published tables need no change (nothing led into a failed
-// part): the engine chain then routes, so a part that came back without
-// a base routing carries traffic again.
+// part) though g has parts their fabric lacked: the engine chain then
+// routes, so a part that came back without a base routing carries
+// traffic again. A fabric that only lost parts (a host's cable, a switch
+// cable nothing used) keeps the published tables, verified for it (the
+// publication then finds them unchanged): a host that reboots costs no
+// reroute and no rollout.
 func (s *Server) repairFrom(ctx context.Context, g *fabric.Graph, e routing.Engine, src repairSource) *routing.Result {
 	t0 := time.Now()
 	r, st, err := routing.RepairWith(ctx, g, src.r, routing.RepairOptions{State: src.st})
@@ -123,7 +127,9 @@ func (s *Server) repairFrom(ctx context.Context, g *fabric.Graph, e routing.Engi
 		return nil
 	}
 	if st.Changed == 0 && !src.base {
-		return nil
+		if pg := s.pubGraph.Load(); pg == nil || !g.Within(pg) {
+			return nil
+		}
 	}
 	t1 := time.Now()
 	rep, next, err := routing.VerifyState(g, r, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, src.st)

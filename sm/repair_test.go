@@ -229,3 +229,29 @@ func TestCableReturnRepairs(t *testing.T) {
 		t.Errorf("every cable back, yet %d destinations' entries differ from the full routing's", changedDests(g, r0, r))
 	}
 }
+
+// A host's cable fails: the published tables need no change, so they
+// stay published (no new generation, no full reroute); the same when the
+// host comes back.
+func TestHostCableKeepsTables(t *testing.T) {
+	s, tp, fab, _ := torusServer(t)
+	var host fabric.Link
+	for _, l := range tp.Fabric.Links() {
+		if tp.Fabric.Nodes[l.A.Node].Kind != tp.Fabric.Nodes[l.B.Node].Kind {
+			host = l
+			break
+		}
+	}
+	for _, step := range []struct {
+		what string
+		f    *fabric.Fabric
+	}{{"host gone", unlink(tp.Fabric, host)}, {"host back", tp.Fabric}} {
+		n0 := s.Status().Reroutes
+		writeFabric(t, fab, &topo.Topology{Fabric: step.f}, nil)
+		st := waitFor(t, s, step.what, func(st Status) bool { return st.Reroutes > n0 && st.State == "idle" })
+		if st.LastResult != resultUnchanged || st.Published.Generation != 1 || st.Published.Engine != "nue" {
+			t.Fatalf("%s: %s %q, generation %d, engine %s; the published tables should stay", step.what, st.LastResult, st.LastError,
+				st.Published.Generation, st.Published.Engine)
+		}
+	}
+}

@@ -140,6 +140,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 		return resultFailed, nil, jobStatus, err
 	}
 	s.verified.Store(res.State)
+	s.pubGraph.Store(g)
 	if full {
 		s.keepBase(hash, res, jobs)
 	}

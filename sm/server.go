@@ -108,6 +108,10 @@ type Server struct {
 	// The verifier's State of the published tables (nil: none kept), from
 	// which a repair of them is verified incrementally.
 	verified atomic.Pointer[cdg.State]
+	// The fabric of the published tables (nil after a restart, until the
+	// first publication): a fabric within it keeps tables that need no
+	// change.
+	pubGraph atomic.Pointer[fabric.Graph]
 	// The last full routing published for no job, which a returned cable
 	// or switch is repaired from (nil: none).
 	base atomic.Pointer[baseRouting]
