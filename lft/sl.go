@@ -99,3 +99,30 @@ func (t *SLTable) clone() SLTable {
 	}
 	return c
 }
+
+// Resize gives t stride entries per row (LIDs 0..stride-1), for a
+// per-source table numSwitches rows: entries beyond are dropped (with
+// the pairs that name such a LID), new ones are SL 0. It binds an SL
+// table read for a fabric with more or fewer LIDs to tables of stride
+// entries per switch.
+func (t *SLTable) Resize(stride, numSwitches int) {
+	old := len(t.ByDest)
+	for k := range t.Pair {
+		if int(k>>16) >= stride || int(k&0xffff) >= stride {
+			delete(t.Pair, k)
+		}
+	}
+	if old == stride {
+		return
+	}
+	by := make([]uint8, stride)
+	copy(by, t.ByDest)
+	if t.BySrc != nil {
+		bs := make([]uint8, numSwitches*stride)
+		for s := 0; s < numSwitches; s++ {
+			copy(bs[s*stride:(s+1)*stride], t.BySrc[s*old:(s+1)*old])
+		}
+		t.BySrc = bs
+	}
+	t.ByDest = by
+}

@@ -137,3 +137,41 @@ func TestHandoffBeforePublication(t *testing.T) {
 		t.Errorf("published generation %d after a failed publication", g)
 	}
 }
+
+// TestHandoffCountsAssignedLIDs: the daemon numbers endpoints a dump
+// gives no LID (discovered before OpenSM assigned them); the handoff
+// says how many, since its graph has none without a LID left.
+func TestHandoffCountsAssignedLIDs(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "fabric.topo")
+	tp, err := topo.FatTree(4, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := tp.Fabric.Clone()
+	for _, r := range bare.Endpoints() {
+		bare.Port(r).LID = 0
+	}
+	writeFabric(t, fab, &topo.Topology{Fabric: bare}, nil)
+	dep := &handoffDeployer{}
+	s := start(t, Config{Fabric: fab, Output: filepath.Join(dir, "out"), Engines: "nue", MaxVLs: 4}, WithDeployer(dep))
+	waitFor(t, s, "publish", func(st Status) bool { return st.Published != nil && st.Published.Generation == 1 })
+	tp2, err := topo.FatTree(4, 2, 0)
+	if err == nil {
+		tp2.Fabric, _, err = topo.InjectFailures(tp2.Fabric, topo.FailureSpec{Links: 1, Seed: 3, SkipCritical: true})
+	}
+	writeFabric(t, fab, tp2, err)
+	waitFor(t, s, "publish", func(st Status) bool { return st.Published != nil && st.Published.Generation == 2 })
+	var hs []handoffSeen
+	for deadline := testDeadline(t); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if hs, _ = dep.seen(); len(hs) == 2 {
+			break
+		}
+	}
+	if len(hs) != 2 {
+		t.Fatalf("%d handoffs for two generations", len(hs))
+	}
+	if n := len(tp.Fabric.Endpoints()); hs[0].h.AssignedLIDs != n || hs[1].h.AssignedLIDs != 0 {
+		t.Errorf("assigned LIDs handed over: %d and %d, want %d (a dump without LIDs) and 0", hs[0].h.AssignedLIDs, hs[1].h.AssignedLIDs, n)
+	}
+}

@@ -82,6 +82,10 @@ type Handoff struct {
 	Graph   *fabric.Graph
 	Routing *lft.Routing
 	Fabric  []byte // the dump's text, as fabric.topo holds it
+	// AssignedLIDs counts the endpoints the dump gave no LID (discovered
+	// before OpenSM assigned them), which Graph numbers itself
+	// (ibnetdiscover.Loaded.AssignedLIDs): tables OpenSM cannot deliver.
+	AssignedLIDs int
 	// Published receives one value: nil once every file of the
 	// generation is synced and it is current, or why it was not
 	// published. Nothing of it may reach the switches before nil.

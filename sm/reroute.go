@@ -135,7 +135,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 		return resultFailed, nil, jobStatus, err
 	}
 	set := &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text, OpenSMLFTs: s.cfg.WritesOpenSMDump()}
-	result, err := s.publishSet(ctx, set, st)
+	result, err := s.publishSet(ctx, set, st, l.AssignedLIDs)
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
@@ -215,8 +215,9 @@ func newPublishedStatus(l *ibnetdiscover.Loaded, hash string, res *routing.Resul
 
 // publishSet diffs the set against what is published (equal tables
 // publish nothing: resultUnchanged), plans the update and publishes the
-// set with plan.json and status.json as a new generation.
-func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *PublishedStatus) (string, error) {
+// set with plan.json and status.json as a new generation. assigned counts
+// the endpoints whose LIDs the daemon numbered (the dump had none).
+func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *PublishedStatus, assigned int) (string, error) {
 	var old *lft.Routing
 	_ = s.phase("diff", func() error {
 		old = s.readPublished(set.Graph)
@@ -226,7 +227,7 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		s.updateRoutingMetrics(st)
 		return resultUnchanged, nil
 	}
-	published := s.handOff(set)
+	published := s.handOff(set, assigned)
 	err := s.planAndPublish(ctx, set, st, old)
 	if published != nil {
 		published(err)
@@ -245,7 +246,7 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 // over). A publication under another number than the one handed over
 // (not expected: reroutes publish one at a time) is refused to the
 // deployer and handed over from disk instead.
-func (s *Server) handOff(set *lft.TableSet) func(error) {
+func (s *Server) handOff(set *lft.TableSet, assigned int) func(error) {
 	dh, ok := s.deployer.(DeployerHandoff)
 	if !ok {
 		return nil
@@ -255,7 +256,7 @@ func (s *Server) handOff(set *lft.TableSet) func(error) {
 		return nil
 	}
 	ch := make(chan error, 1)
-	dh.Handoff(Handoff{Gen: gen, Dir: s.pub.genDir(gen), Graph: set.Graph, Routing: set.Routing, Fabric: set.Fabric, Published: ch})
+	dh.Handoff(Handoff{Gen: gen, Dir: s.pub.genDir(gen), Graph: set.Graph, Routing: set.Routing, Fabric: set.Fabric, AssignedLIDs: assigned, Published: ch})
 	return func(err error) {
 		cur := s.pub.lastGen
 		if err == nil && cur != gen {

@@ -264,6 +264,7 @@ type memGen struct {
 	g         *fabric.Graph
 	r         *lft.Routing
 	dump      []byte
+	assigned  int // endpoints the dump gave no LID (the daemon numbered them)
 	published <-chan error
 	// settled, err: the publication's outcome once received.
 	settled bool
@@ -363,7 +364,7 @@ func (d *Deployer) offer(ref genRef) {
 // the publication is confirmed. Only the newest one waiting counts.
 func (d *Deployer) Handoff(h sm.Handoff) {
 	d.offer(genRef{gen: h.Gen, dir: h.Dir, at: time.Now(),
-		mem: &memGen{g: h.Graph, r: h.Routing, dump: h.Fabric, published: h.Published}})
+		mem: &memGen{g: h.Graph, r: h.Routing, dump: h.Fabric, assigned: h.AssignedLIDs, published: h.Published}})
 }
 
 // Status returns the deployer's status (safe for concurrent use).

@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
@@ -41,7 +45,10 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 	}
 	w := watchDirs(ctx, filepath.Dir(d.cfg.LogFile), d.cfg.DumpDir)
 	last, logOff := stampOf(subnet), d.osm.logOffset()
-	d.discover(ctx, "start", trigger)
+	// retry: the last discovery's scan was incomplete (see discover);
+	// the next wake-up scans again unless a trigger does first.
+	var retry atomic.Bool
+	retry.Store(d.discover(ctx, "start", trigger))
 	next := time.Now().Add(d.cfg.Rediscover)
 	var full fullScan
 	defer full.stop()
@@ -73,15 +80,17 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 				d.oweTrapSweep()
 			} else {
 				d.trapSweepNow()
-				d.discover(ctx, "opensm-trap", trigger)
+				retry.Store(d.discover(ctx, "opensm-trap", trigger))
 			}
 			next = time.Now().Add(d.cfg.Rediscover)
 		case subnet != "" && st != last:
 			last = st
-			full.start(ctx, func(c context.Context) { d.discover(c, "opensm-sweep", trigger) })
+			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "opensm-sweep", trigger)) })
 			next = time.Now().Add(d.cfg.Rediscover)
+		case retry.Swap(false):
+			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "incomplete-scan", trigger)) })
 		case d.cfg.Rediscover > 0 && time.Now().After(next):
-			full.start(ctx, func(c context.Context) { d.discover(c, "periodic", trigger) })
+			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "periodic", trigger)) })
 			next = time.Now().Add(d.cfg.Rediscover)
 		}
 	}
@@ -193,15 +202,20 @@ func stampOf(path string) stamp {
 // discover runs ibnetdiscover and, when the fabric differs from the
 // daemon's dump (ignoring ibnetdiscover's header comments, which carry
 // the time, and the order of its nodes), replaces the dump and triggers
-// a reroute.
-func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) {
+// a reroute. A scan in which queries failed is not adopted; discover
+// then reports true (scan again).
+func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) (incomplete bool) {
 	t0 := time.Now()
-	out, err := d.run.run(ctx, "ibnetdiscover")
+	out, stderr, err := d.run.runStderr(ctx, "ibnetdiscover")
 	if err != nil && ctx.Err() != nil {
 		d.log.Debug("fabric discovery cancelled", "trigger", reason, "seconds", time.Since(t0).Seconds())
-		return
+		return false
 	}
 	d.met.discoverDur.Observe(time.Since(t0).Seconds())
+	if err == nil {
+		err = scanIncomplete(stderr)
+		incomplete = err != nil
+	}
 	if err == nil {
 		_, err = ibnetdiscover.Parse(bytes.NewReader(out), "ibnetdiscover")
 	}
@@ -215,9 +229,40 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 		d.disc.LastError = err.Error()
 		d.mu.Unlock()
 		d.log.Warn("fabric discovery failed", "trigger", reason, "err", err)
-		return
+		return incomplete
 	}
 	d.adopt(out, reason, t0, trigger)
+	return false
+}
+
+// errIncompleteScan marks an ibnetdiscover run whose queries failed.
+var errIncompleteScan = errors.New("incomplete scan")
+
+// scanFailure matches the lines libibnetdisc writes to standard error
+// for a query that got no answer ("… umad (DR path …) bad status 110;
+// Connection timed out"). ibnetdiscover exits 0 after them and lists
+// only what answered: a cable failing during the scan drops every node
+// and port first reached through it, cables and hosts that are still
+// there. Routing such a dump would black-hole live hosts, so it is
+// not adopted.
+var scanFailure = regexp.MustCompile(`(?i)bad status|timed out|query.*failed|failed.*query`)
+
+// scanIncomplete returns an errIncompleteScan error when ibnetdiscover's
+// standard error reports failed queries, nil otherwise.
+func scanIncomplete(stderr string) error {
+	n, first := 0, ""
+	for _, line := range strings.Split(stderr, "\n") {
+		if scanFailure.MatchString(line) {
+			if n == 0 {
+				first = strings.TrimSpace(line)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: ibnetdiscover reported %d failed queries (first: %s): the fabric changed during the scan; the dump is kept and the fabric scanned again", errIncompleteScan, n, first)
 }
 
 // adopt replaces the daemon's dump with out when the fabric differs and

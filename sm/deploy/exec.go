@@ -50,9 +50,17 @@ func (r *runner) path(name string) (string, error) {
 // exit, a timeout or too much output is an error quoting the end of the
 // program's standard error.
 func (r *runner) run(ctx context.Context, name string, args ...string) ([]byte, error) {
+	out, _, err := r.runStderr(ctx, name, args...)
+	return out, err
+}
+
+// runStderr is run that also returns the end of the program's standard
+// error (its last 64 KiB): ibnetdiscover reports the queries that failed
+// there and still exits 0.
+func (r *runner) runStderr(ctx context.Context, name string, args ...string) ([]byte, string, error) {
 	bin, err := r.path(name)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
@@ -81,9 +89,9 @@ func (r *runner) run(ctx context.Context, name string, args ...string) ([]byte, 
 		if msg != "" {
 			msg = ": " + msg
 		}
-		return stdout.buf.Bytes(), fmt.Errorf("%s %s: %w%s", name, strings.Join(args, " "), err, msg)
+		return stdout.buf.Bytes(), stderr.String(), fmt.Errorf("%s %s: %w%s", name, strings.Join(args, " "), err, msg)
 	}
-	return stdout.buf.Bytes(), nil
+	return stdout.buf.Bytes(), stderr.String(), nil
 }
 
 // capped is an io.Writer keeping up to limit bytes: the first ones, or

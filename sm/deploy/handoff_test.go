@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
@@ -248,6 +249,15 @@ func TestHandoffRefusesMissingLIDs(t *testing.T) {
 	_, _, err = d.generation(genRef{dir: h.gen2, mem: &memGen{g: cg, r: h.repaired, dump: h.cutDump}})
 	if !errors.Is(err, ErrUndeliverable) {
 		t.Fatalf("missing LID: %v, want ErrUndeliverable", err)
+	}
+	// The daemon's graph has every LID (it numbers the missing ones); the
+	// count it hands over refuses the generation all the same.
+	_, _, err = d.generation(genRef{dir: h.gen2, mem: &memGen{g: g, r: h.repaired, dump: h.cutDump, assigned: 1}})
+	if !errors.Is(err, ErrUndeliverable) || !strings.Contains(err.Error(), "1 endpoints have no LID") {
+		t.Fatalf("LIDs the daemon assigned: %v, want ErrUndeliverable", err)
+	}
+	if _, _, err = d.generation(genRef{dir: h.gen2, mem: &memGen{g: g, r: h.repaired, dump: h.cutDump}}); err != nil {
+		t.Fatalf("every LID from OpenSM: %v", err)
 	}
 }
 

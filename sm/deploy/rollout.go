@@ -204,7 +204,13 @@ func (d *Deployer) stop(phase, result string, err error) error {
 func (d *Deployer) generation(ref genRef) (*fabric.Graph, *lft.Routing, error) {
 	if m := ref.mem; m != nil {
 		d.local = localNode(m.dump)
-		if err := lidsAssigned(m.g.F, filepath.Join(ref.dir, "fabric.topo")); err != nil {
+		// The daemon numbers endpoints without a LID itself (its Load), so
+		// its graph has none left: the count it handed over tells.
+		path := filepath.Join(ref.dir, "fabric.topo")
+		if m.assigned > 0 {
+			return nil, nil, missingLIDs(path, m.assigned)
+		}
+		if err := lidsAssigned(m.g.F, path); err != nil {
 			return nil, nil, err
 		}
 		return m.g, m.r.Clone(), nil
@@ -225,10 +231,14 @@ func lidsAssigned(fab *fabric.Fabric, path string) error {
 		}
 	}
 	if missing > 0 {
-		return fmt.Errorf("%s: %d endpoints have no LID (OpenSM had not assigned LIDs when the fabric was discovered): the tables would not match OpenSM's LIDs: %w",
-			path, missing, ErrUndeliverable)
+		return missingLIDs(path, missing)
 	}
 	return nil
+}
+
+func missingLIDs(path string, n int) error {
+	return fmt.Errorf("%s: %d endpoints have no LID (OpenSM had not assigned LIDs when the fabric was discovered): the tables would not match OpenSM's LIDs: %w",
+		path, n, ErrUndeliverable)
 }
 
 // loadGeneration reads a published generation: its fabric (which must

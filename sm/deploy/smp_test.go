@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/ibtest"
 	"github.com/nuesm/nuesm/internal/umad"
-	"github.com/nuesm/nuesm/topo"
 )
 
 // envAgent makes the test binary an SMP agent (the simulator's
@@ -33,16 +31,7 @@ func TestMain(m *testing.M) {
 // the dump has it); after an ibsim Unlink of a switch-to-switch cable
 // exactly that cable is cut, as a discovery of the fabric shows it.
 func TestPortsBySMP(t *testing.T) {
-	ibtest.Require(t, "ibsim", "ibnetdiscover")
-	tp, err := topo.FatTree(4, 2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	net := filepath.Join(t.TempDir(), "fabric.net")
-	if err := ibnetdiscover.WriteIBSimFile(net, tp.Fabric); err != nil {
-		t.Fatal(err)
-	}
-	sim := ibtest.StartSim(t, net, ibtest.SimConfig{Console: true})
+	_, sim := simFatTree42(t)
 	lib, err := ibtest.UMAD2Sim()
 	if err != nil {
 		t.Fatal(err)

@@ -138,9 +138,13 @@ func (d *Deployer) stagedTables(g *fabric.Graph) *lft.Routing {
 }
 
 // heldSLs gives r the staged SLs and SL2VL tables (the ones OpenSM
-// serves), or SL 0 and the identity map when none fit g.
+// serves), or SL 0 and the identity map when none fit g. SLs staged for
+// a fabric with more LIDs than g (a generation of another fabric) are
+// cut to r's LIDs: a table wider than r's LFTs is no routing one can
+// stage or plan with.
 func (d *Deployer) heldSLs(g *fabric.Graph, r *lft.Routing) {
 	if sl, n, err := lft.ReadSLFile(filepath.Join(d.cfg.StateDir, stagedSL), g); err == nil {
+		sl.Resize(r.Stride, len(r.Switches))
 		r.SL, r.NumVLs = sl, n
 	}
 	p := filepath.Join(d.cfg.StateDir, stagedSL2VL)
