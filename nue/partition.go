@@ -119,89 +119,21 @@ func autoPartition(g *fabric.Graph) Partition {
 	return Locality
 }
 
-// partition assigns a layer to every destination; the result holds, per
-// layer, the destinations in routing order (terminal LIDs first, then
-// switch LIDs, each in LID order). A round-robin layer of all of them may
-// be ds itself, reordered in place: ds is the caller's no more.
+// partition assigns a layer to every destination (seed 001, Algorithm 4.1,
+// line 1: N into k disjoint subsets; how is the choice the algorithm leaves
+// open, see Partition); the result holds, per layer, the destinations in
+// routing order (terminal LIDs first, then switch LIDs, each in LID
+// order). A round-robin layer of all of them may be ds itself, reordered in
+// place: ds is the caller's no more.
 func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, error) {
-	layers := make([][]dest, k)
+	var layers [][]dest
 	switch how {
 	case RoundRobin:
-		// The terminal LIDs dealt first, from layer 0, then the switch
-		// LIDs: without SAR the sequential schedule, which takes the
-		// layers' i-th destinations in turn, then routes the terminal
-		// LIDs in LID order.
-		termsFirst := func(a, b dest) int {
-			if sa, sb := a.term, b.term; sa != sb {
-				if sa {
-					return -1
-				}
-				return 1
-			}
-			return int(a.lid - b.lid)
-		}
-		// destinations lists them in this order: read ds as it is then.
-		sorted := ds
-		if !slices.IsSortedFunc(ds, termsFirst) {
-			sorted = append([]dest(nil), ds...)
-			slices.SortFunc(sorted, termsFirst)
-		}
-		if k == 1 {
-			// One layer takes them all, in this order: ds itself
-			// (see partition), full, so that an append reallocates.
-			layers[0] = sorted[:len(sorted):len(sorted)]
-			break
-		}
-		// Each layer's share, counted first: one allocation per layer.
-		size := make([]int, k)
-		nt := 0
-		for _, d := range sorted {
-			if d.term {
-				nt++
-			}
-		}
-		for j := range size {
-			size[j] = (nt+k-1-j)/k + (len(sorted)-nt+k-1-j)/k
-			layers[j] = make([]dest, 0, size[j])
-		}
-		for i, n := 0, 0; i < len(sorted); i, n = i+1, n+1 {
-			if i > 0 && sorted[i].term != sorted[i-1].term {
-				n = 0
-			}
-			layers[n%k] = append(layers[n%k], sorted[i])
-		}
+		layers = roundRobinLayers(ds, k)
 	case Switches:
-		has := make([]bool, g.NumSwitches())
-		for _, d := range ds {
-			if d.term {
-				has[d.sw] = true
-			}
-		}
-		part := make([]int32, g.NumSwitches())
-		next := 0
-		for s, h := range has {
-			if h {
-				part[s] = int32(next % k)
-				next++
-			}
-		}
-		for _, d := range ds {
-			if has[d.sw] {
-				layers[part[d.sw]] = append(layers[part[d.sw]], d)
-			} else {
-				layers[next%k] = append(layers[next%k], d)
-				next++
-			}
-		}
+		layers = switchLayers(g, ds, k)
 	case Locality:
-		weight := make([]int64, g.NumSwitches())
-		for _, d := range ds {
-			weight[d.sw]++
-		}
-		part := bisectSwitches(g, weight, k)
-		for _, d := range ds {
-			layers[part[d.sw]] = append(layers[part[d.sw]], d)
-		}
+		layers = localityLayers(g, ds, k)
 	default:
 		return nil, fmt.Errorf("nue: unknown partition %q, expected %s, %s, %s or %s", how, Auto, RoundRobin, Locality, Switches)
 	}
@@ -219,6 +151,98 @@ func partition(g *fabric.Graph, ds []dest, k int, how Partition) ([][]dest, erro
 		})
 	}
 	return layers, nil
+}
+
+// roundRobinLayers deals the terminal LIDs out first, from layer 0, then
+// the switch LIDs: without SAR the sequential schedule, which takes the
+// layers' i-th destinations in turn, then routes the terminal LIDs in LID
+// order. With k = 1 the one layer may be ds itself (see partition).
+func roundRobinLayers(ds []dest, k int) [][]dest {
+	layers := make([][]dest, k)
+	termsFirst := func(a, b dest) int {
+		if sa, sb := a.term, b.term; sa != sb {
+			if sa {
+				return -1
+			}
+			return 1
+		}
+		return int(a.lid - b.lid)
+	}
+	// destinations lists them in this order: read ds as it is then.
+	sorted := ds
+	if !slices.IsSortedFunc(ds, termsFirst) {
+		sorted = append([]dest(nil), ds...)
+		slices.SortFunc(sorted, termsFirst)
+	}
+	if k == 1 {
+		// One layer takes them all, in this order: ds itself, full, so
+		// that an append reallocates.
+		layers[0] = sorted[:len(sorted):len(sorted)]
+		return layers
+	}
+	// Each layer's share, counted first: one allocation per layer.
+	nt := 0
+	for _, d := range sorted {
+		if d.term {
+			nt++
+		}
+	}
+	for j := range layers {
+		layers[j] = make([]dest, 0, (nt+k-1-j)/k+(len(sorted)-nt+k-1-j)/k)
+	}
+	for i, n := 0, 0; i < len(sorted); i, n = i+1, n+1 {
+		if i > 0 && sorted[i].term != sorted[i-1].term {
+			n = 0
+		}
+		layers[n%k] = append(layers[n%k], sorted[i])
+	}
+	return layers
+}
+
+// switchLayers deals the switches with terminals to the layers in turn,
+// each with all its LIDs (its own included), then the LIDs of the other
+// switches one by one, so that a switch's LIDs can share one search.
+func switchLayers(g *fabric.Graph, ds []dest, k int) [][]dest {
+	layers := make([][]dest, k)
+	has := make([]bool, g.NumSwitches())
+	for _, d := range ds {
+		if d.term {
+			has[d.sw] = true
+		}
+	}
+	part := make([]int32, g.NumSwitches())
+	next := 0
+	for s, h := range has {
+		if h {
+			part[s] = int32(next % k)
+			next++
+		}
+	}
+	for _, d := range ds {
+		if has[d.sw] {
+			layers[part[d.sw]] = append(layers[part[d.sw]], d)
+		} else {
+			layers[next%k] = append(layers[next%k], d)
+			next++
+		}
+	}
+	return layers
+}
+
+// localityLayers gives each layer a compact region of switches (see
+// bisectSwitches), weighted by the LIDs each switch holds, and every LID
+// its switch's layer.
+func localityLayers(g *fabric.Graph, ds []dest, k int) [][]dest {
+	layers := make([][]dest, k)
+	weight := make([]int64, g.NumSwitches())
+	for _, d := range ds {
+		weight[d.sw]++
+	}
+	part := bisectSwitches(g, weight, k)
+	for _, d := range ds {
+		layers[part[d.sw]] = append(layers[part[d.sw]], d)
+	}
+	return layers
 }
 
 // bisectSwitches gives every switch one of k parts: recursively, the

@@ -317,23 +317,8 @@ func (u *usedTurns) insert(a, b int32) bool {
 		return false
 	}
 	g := u.ti.g
-	if u.markF == nil {
-		// The search's marks, at its first use: a layer whose turns all
-		// insert in order (fat trees) never searches.
-		C := len(u.cb) / u.stride
-		u.markF, u.markB = make([]uint32, C), make([]uint32, C)
-	}
-	u.stamp++
-	if u.stamp == 0 { // wrapped: old marks could pass for new ones
-		clear(u.markF)
-		clear(u.markB)
-		u.stamp = 1
-	}
-	st := u.stamp
+	st := u.newSearch()
 	C := len(u.markF) + 1
-	if cap(u.dF) < C {
-		u.dF, u.dB, u.stack, u.stackB = make([]int32, C), make([]int32, C), make([]int32, C), make([]int32, C)
-	}
 	stackF, stackB, dF, dB := u.stack[:C], u.stackB[:C], u.dF[:C], u.dB[:C]
 	stackF[0], stackB[0] = b, a
 	u.markF[b], u.markB[a] = st, st
@@ -391,6 +376,29 @@ func (u *usedTurns) insert(a, b int32) bool {
 			}
 		}
 	}
+}
+
+// newSearch readies the scratch of insert's two searches and returns the
+// stamp that marks this search's channels: marks and stacks are allocated
+// at the first search (a layer whose turns all insert in order, as on fat
+// trees, never searches), and a new stamp spares clearing the marks.
+func (u *usedTurns) newSearch() uint32 {
+	if u.markF == nil {
+		C := len(u.cb) / u.stride
+		u.markF, u.markB = make([]uint32, C), make([]uint32, C)
+	}
+	u.stamp++
+	if u.stamp == 0 { // wrapped: old marks could pass for new ones
+		clear(u.markF)
+		clear(u.markB)
+		u.stamp = 1
+	}
+	// A stack holds every channel at most once, and one slot more for
+	// the forward search's branch-free push, which writes before it counts.
+	if C := len(u.markF) + 1; cap(u.dF) < C {
+		u.dF, u.dB, u.stack, u.stackB = make([]int32, C), make([]int32, C), make([]int32, C), make([]int32, C)
+	}
+	return u.stamp
 }
 
 // twoWayAfter is how many channels the forward search of insert visits

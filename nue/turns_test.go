@@ -120,3 +120,28 @@ func TestUsedTurnsAgainstTarjan(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUsedTurns: the incremental cycle check alone (use, hence
+// insert), a fixed random sequence of turns on an 8×8×8 torus into an
+// empty layer, where most turns go against the order and search.
+func BenchmarkUsedTurns(b *testing.B) {
+	g := benchGraph(b, "torus8x8x8")
+	ti := newTurnIndex(g)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var turns [][2]int32
+	for len(turns) < 20000 {
+		a := int32(rng.IntN(g.NumChannels()))
+		h := g.Head[a]
+		if c := g.Off[h] + int32(rng.IntN(g.Degree(h))); c != g.Rev[a] {
+			turns = append(turns, [2]int32{a, c})
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		u := newUsedTurns(ti, nil)
+		for _, t := range turns {
+			u.use(t[0], t[1], tUsed)
+		}
+	}
+}
