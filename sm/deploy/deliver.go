@@ -42,7 +42,7 @@ func (d *Deployer) deliverable(ctx context.Context, g *fabric.Graph, r *lft.Rout
 	if err != nil {
 		return err
 	}
-	d.osm.noTrapSweep.Store(!c.trapSweeps())
+	d.noteTrapSweeps(!c.trapSweeps())
 	if err := c.checkFiles(d.cfg.LFTsFile, d.cfg.QoSPolicyFile); err != nil {
 		return err
 	}
@@ -280,4 +280,18 @@ func (d *Deployer) checkSL2VL(ctx context.Context, g *fabric.Graph, r *lft.Routi
 // route in a state between steps, and a sample must not hold up a step.
 func (d *Deployer) quick(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, min(d.cfg.ToolTimeout, 5*time.Second))
+}
+
+// noteTrapSweeps records OpenSM's sweep_on_trap and says once, and when it
+// changes, what it means for a heal with SMP writes: OpenSM's sweep after
+// a link's trap rewrites the old tables, so the heal's later steps wait
+// for its end (docs/deploy.md recommends FALSE).
+func (d *Deployer) noteTrapSweeps(none bool) {
+	was := d.osm.noTrapSweep.Swap(none)
+	if d.osm.trapConfRead.Swap(true) && was == none {
+		return
+	}
+	if !none && d.cfg.Apply == ApplySMP {
+		d.log.Info("OpenSM heavy-sweeps on link traps (sweep_on_trap TRUE): a heal's write steps after the first wait for that sweep to end; docs/deploy.md recommends sweep_on_trap FALSE with apply = smp")
+	}
 }

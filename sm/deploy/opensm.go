@@ -28,7 +28,8 @@ type openSM struct {
 	procDir string // /proc (tests may point elsewhere)
 	// noTrapSweep: OpenSM's configuration says sweep_on_trap FALSE, so a
 	// link's trap starts no heavy sweep (read with each rollout).
-	noTrapSweep atomic.Bool
+	noTrapSweep  atomic.Bool
+	trapConfRead atomic.Bool // noTrapSweep was read at least once
 	// hups counts the SIGHUPs sent (each starts a heavy sweep), from
 	// whichever goroutine: the sweep tracker sees them all.
 	hups atomic.Int64

@@ -1,8 +1,11 @@
 package deploy
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -157,5 +160,23 @@ func TestWritesBeforeStage(t *testing.T) {
 	}
 	if d.writesBeforeStage() {
 		t.Error("the LFT file was replaced after the sync, yet writes may go first")
+	}
+}
+
+// TestNoteTrapSweeps: with SMP writes, OpenSM's sweep_on_trap TRUE is
+// logged once, again only after it changed, and FALSE never.
+func TestNoteTrapSweeps(t *testing.T) {
+	var buf bytes.Buffer
+	d := &Deployer{osm: &openSM{}, log: slog.New(slog.NewTextHandler(&buf, nil))}
+	d.cfg.Apply = ApplySMP
+	said := func() int { return strings.Count(buf.String(), "sweep_on_trap TRUE") }
+	for i, step := range []struct {
+		none bool
+		said int
+	}{{false, 1}, {false, 1}, {true, 1}, {true, 1}, {false, 2}} {
+		d.noteTrapSweeps(step.none)
+		if said() != step.said || d.osm.noTrapSweep.Load() != step.none {
+			t.Errorf("read %d (none %v): said %d times, want %d; noTrapSweep %v", i+1, step.none, said(), step.said, d.osm.noTrapSweep.Load())
+		}
 	}
 }
