@@ -86,6 +86,17 @@ func (r *Routing) Port(s int32, lid int) uint8 {
 // be set concurrently.
 func (r *Routing) SetPort(s int32, lid int, port uint8) { r.lft[int(s)*r.Stride+lid] = port }
 
+// SetBlock stores LFT block b of switch s (data[i] is the port of LID
+// b*BlockSize+i, as a LinearForwardingTable SMP carries it); LID 0 and
+// LIDs beyond MaxLID are not the routing's and are left out.
+func (r *Routing) SetBlock(s int32, b int, data []byte) {
+	for i, p := range data {
+		if lid := b*BlockSize + i; lid >= 1 && lid <= r.MaxLID() {
+			r.SetPort(s, lid, p)
+		}
+	}
+}
+
 // Row returns switch s's whole table, indexed by LID. The caller may modify
 // it (it aliases the routing).
 func (r *Routing) Row(s int32) []uint8 { return r.lft[int(s)*r.Stride : (int(s)+1)*r.Stride] }

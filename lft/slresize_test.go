@@ -23,3 +23,27 @@ func TestSLTableResize(t *testing.T) {
 		}
 	})
 }
+
+// TestSetBlock: a block read from a switch lands on its LIDs; LID 0 and
+// LIDs beyond MaxLID are not the routing's.
+func TestSetBlock(t *testing.T) {
+	g := fixture(t)
+	r := New(g, "read")
+	data := make([]byte, BlockSize)
+	for i := range data {
+		data[i] = uint8(i%3 + 1)
+	}
+	r.SetBlock(0, 0, data)
+	for lid := 1; lid <= r.MaxLID(); lid++ {
+		if got, want := r.Port(0, lid), uint8(lid%3+1); got != want {
+			t.Fatalf("LID %d: port %d, want %d", lid, got, want)
+		}
+	}
+	if r.MaxLID() >= BlockSize {
+		t.Fatalf("fixture has %d LIDs; the test wants them in block 0", r.MaxLID())
+	}
+	r.SetBlock(0, 1, data) // LIDs 64..127: none is the fixture's
+	if r.Port(0, 1) != 2 {
+		t.Error("a block beyond MaxLID changed block 0")
+	}
+}

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
-	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/internal/umad"
 	"github.com/nuesm/nuesm/lft"
+	"github.com/nuesm/nuesm/sm/deploy"
 )
 
 // lftReader samples every switch's forwarding table with directed-route
@@ -123,11 +122,7 @@ func (rd *lftReader) read(ctx context.Context) (*lft.Routing, error) {
 		if err != nil {
 			return nil, fmt.Errorf("switch %s block %d: %w", rd.g.SwitchName(ref.s), ref.block, err)
 		}
-		for j, p := range data {
-			if lid := ref.block*lft.BlockSize + j; lid >= 1 && lid <= r.MaxLID() {
-				r.SetPort(ref.s, lid, p)
-			}
-		}
+		r.SetBlock(ref.s, ref.block, data[:])
 	}
 	return r, nil
 }
@@ -146,57 +141,20 @@ func lidBlocks(g *fabric.Graph) []int {
 	return blocks
 }
 
-// switchRoutes returns a shortest directed route ("0,p1,p2,…") from the
-// node local to every switch of g, by switch index: through the local
-// node's first cabled port when it is a channel adapter, then over the
-// switch-to-switch channels.
+// switchRoutes returns the deployer's directed route (deploy.DRPaths)
+// from the node local to every switch of g, by switch index.
 func switchRoutes(g *fabric.Graph, local uint64) ([]string, error) {
-	id, ok := g.F.NodeByGUID(local)
-	if !ok {
+	byGUID := deploy.DRPaths(g, local)
+	if byGUID == nil {
 		return nil, fmt.Errorf("the SMP agent sends from node %#x, which the fabric lacks", local)
 	}
 	paths := make([]string, g.NumSwitches())
-	var first int32 = -1
-	if s := g.SwitchOf[id]; s >= 0 {
-		first, paths[s] = s, "0"
-	} else {
-		for p, port := range g.F.Nodes[id].Ports {
-			if p > 0 && port.Cabled() && g.SwitchOf[port.Peer.Node] >= 0 {
-				first = g.SwitchOf[port.Peer.Node]
-				paths[first] = "0," + strconv.Itoa(p)
-				break
-			}
-		}
-	}
-	if first < 0 {
-		return nil, fmt.Errorf("node %#x is cabled to no switch", local)
-	}
-	queue := []int32{first}
-	for len(queue) > 0 {
-		s := queue[0]
-		queue = queue[1:]
-		for c := g.Off[s]; c < g.Off[s+1]; c++ {
-			if h := g.Head[c]; paths[h] == "" {
-				paths[h] = paths[s] + "," + strconv.Itoa(int(g.OutPort[c]))
-				queue = append(queue, h)
-			}
-		}
-	}
-	for s, p := range paths {
-		if p == "" {
+	for s, id := range g.Switches {
+		p, ok := byGUID[g.F.Nodes[id].GUID]
+		if !ok {
 			return nil, fmt.Errorf("switch %s is not reachable from node %#x", g.SwitchName(int32(s)), local)
 		}
+		paths[s] = p
 	}
 	return paths, nil
-}
-
-// sameState reports whether two states read of one fabric hold the same
-// tables, SLs and SL-to-VL maps.
-func sameState(a, b *lft.Routing) bool {
-	for s := int32(0); int(s) < a.NumSwitches(); s++ {
-		if !bytes.Equal(a.Row(s), b.Row(s)) {
-			return false
-		}
-	}
-	return a.NumVLs == b.NumVLs && reflect.DeepEqual(a.SL, b.SL) && reflect.DeepEqual(a.SL2VL, b.SL2VL)
 }

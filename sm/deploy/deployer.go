@@ -209,7 +209,7 @@ func (d *Deployer) read(ctx context.Context, g *fabric.Graph, want *lft.Routing)
 func (d *Deployer) routesOn(g *fabric.Graph) map[uint64]string {
 	if d.local != 0 {
 		if d.localG != g {
-			d.localG, d.localPaths = g, drPaths(g, d.local)
+			d.localG, d.localPaths = g, DRPaths(g, d.local)
 		}
 		if d.localPaths != nil {
 			return d.localPaths

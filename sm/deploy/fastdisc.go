@@ -263,5 +263,5 @@ func pathsOfDump(dump []byte) map[uint64]string {
 	if err != nil {
 		return nil
 	}
-	return drPaths(g, local)
+	return DRPaths(g, local)
 }

@@ -109,10 +109,10 @@ func localNode(dump []byte) uint64 {
 	return g
 }
 
-// drPaths returns a shortest directed route ("0,p1,p2,…", the output
+// DRPaths returns a shortest directed route ("0,p1,p2,…", the output
 // ports from the local node) to every switch of g that the local node
 // reaches through switches, by node GUID; nil when g lacks the local node.
-func drPaths(g *fabric.Graph, local uint64) map[uint64]string {
+func DRPaths(g *fabric.Graph, local uint64) map[uint64]string {
 	f := g.F
 	start, ok := f.NodeByGUID(local)
 	if !ok {

@@ -177,15 +177,6 @@ func blockOf(r *lft.Routing, s int32, b int) [umad.DataSize]byte {
 	return data
 }
 
-// setBlock stores the routing's LIDs of a block read back into r.
-func setBlock(r *lft.Routing, s int32, b int, data [umad.DataSize]byte) {
-	for i, p := range data {
-		if lid := b*lft.BlockSize + i; lid >= 1 && lid <= r.MaxLID() {
-			r.SetPort(s, lid, p)
-		}
-	}
-}
-
 // smpWrite sends the Sets of writes and the Gets of gets in one batch and
 // stores the answers in got. A Set whose answer differs from the block
 // written (in the routing's LIDs) fails the step.
@@ -207,7 +198,7 @@ func (d *Deployer) smpWrite(ctx context.Context, g *fabric.Graph, got, next *lft
 		if err != nil {
 			return fmt.Errorf("%w: switch %s block %d: %v", ErrSMPAgent, g.SwitchName(ref.s), ref.block, err)
 		}
-		setBlock(got, ref.s, ref.block, data)
+		got.SetBlock(ref.s, ref.block, data[:])
 		// The answer to a Set is what the switch holds: it must be the
 		// block written, in the LIDs the routing defines.
 		if i < len(writes) && blockOf(got, ref.s, ref.block) != blockOf(next, ref.s, ref.block) {
@@ -234,7 +225,7 @@ func (d *Deployer) smpReadAgain(ctx context.Context, g *fabric.Graph, got, next 
 		if err != nil {
 			return nil, fmt.Errorf("%w: switch %s block %d: %v", ErrSMPAgent, g.SwitchName(w.s), w.block, err)
 		}
-		setBlock(got, w.s, w.block, data)
+		got.SetBlock(w.s, w.block, data[:])
 		if blockOf(got, w.s, w.block) != blockOf(next, w.s, w.block) {
 			reverted = append(reverted, w)
 		}
