@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
@@ -105,7 +104,7 @@ func (rd *lftReader) nodeGUIDs(paths []string) ([]uint64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("over %s: %w", paths[i], err)
 		}
-		guids[i] = binary.BigEndian.Uint64(ni[12:]) // NodeGUID (IBA vol 1 §14.2.5.3)
+		guids[i] = umad.ParseNodeInfo(ni).NodeGUID
 	}
 	return guids, nil
 }

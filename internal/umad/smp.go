@@ -195,3 +195,22 @@ func (r *Response) Err() error {
 	}
 	return fmt.Errorf("%w 0x%04x (%s)", ErrStatus, r.Status, strings.Join(what, ", "))
 }
+
+// NodeInfo is the part of a NodeInfo attribute's data that nuesm reads
+// (IBA vol 1 §14.2.5.3).
+type NodeInfo struct {
+	NumPorts     int
+	NodeGUID     uint64
+	PortGUID     uint64 // of the port the SMP entered by
+	LocalPortNum int    // the port the SMP entered by
+}
+
+// ParseNodeInfo reads a NodeInfo attribute's data.
+func ParseNodeInfo(data [DataSize]byte) NodeInfo {
+	return NodeInfo{
+		NumPorts:     int(data[3]),
+		NodeGUID:     binary.BigEndian.Uint64(data[12:]),
+		PortGUID:     binary.BigEndian.Uint64(data[20:]),
+		LocalPortNum: int(data[36]),
+	}
+}

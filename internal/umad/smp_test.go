@@ -130,3 +130,16 @@ func TestParsePath(t *testing.T) {
 		}
 	}
 }
+
+// TestParseNodeInfo reads the fields at their IBA vol 1 §14.2.5.3 offsets.
+func TestParseNodeInfo(t *testing.T) {
+	var d [DataSize]byte
+	d[3] = 36
+	binary.BigEndian.PutUint64(d[12:], 0x0002c90300001234)
+	binary.BigEndian.PutUint64(d[20:], 0x0002c90300005678)
+	d[36] = 7
+	want := NodeInfo{NumPorts: 36, NodeGUID: 0x0002c90300001234, PortGUID: 0x0002c90300005678, LocalPortNum: 7}
+	if got := ParseNodeInfo(d); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}

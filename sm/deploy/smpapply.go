@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -324,10 +323,11 @@ func (d *Deployer) portsBySMP(ctx context.Context, dump []byte, guid uint64, pat
 	if err != nil {
 		return nil, err
 	}
-	if g := binary.BigEndian.Uint64(ni[12:]); g != guid {
-		return nil, fmt.Errorf("the route %s leads to node %#x, not to the trapping switch", path, g)
+	info := umad.ParseNodeInfo(ni)
+	if info.NodeGUID != guid {
+		return nil, fmt.Errorf("the route %s leads to node %#x, not to the trapping switch", path, info.NodeGUID)
 	}
-	nports := int(ni[3])
+	nports := info.NumPorts
 	ops := make([]umad.Op, nports)
 	for p := 1; p <= nports; p++ {
 		ops[p-1] = umad.GetOp(umad.AttrPortInfo, uint32(p), path)
@@ -361,7 +361,8 @@ func (d *Deployer) portsBySMP(ctx context.Context, dump []byte, guid uint64, pat
 		}
 		// The peer's node and port GUIDs (a dump names a CA's port by
 		// the latter) and the port the SMP entered it by.
-		seen[i].peer, seen[i].peerAlt, seen[i].peerPort = binary.BigEndian.Uint64(ni[12:]), binary.BigEndian.Uint64(ni[20:]), int(ni[36])
+		peer := umad.ParseNodeInfo(ni)
+		seen[i].peer, seen[i].peerAlt, seen[i].peerPort = peer.NodeGUID, peer.PortGUID, peer.LocalPortNum
 	}
 	return seen, nil
 }
