@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/nuesm/nuesm/cdg"
@@ -100,13 +101,14 @@ func routeChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 	if err := opt.Validate(); err != nil {
 		return res, err
 	}
+	pipe := opt.Workers == 0 && SmallTables(g) && !opt.KeepState && runtime.GOMAXPROCS(0) > 1
 	opt = autoWorkers(g, opt).WithDefaults()
 	var errs []error
 	for _, e := range engines {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		r, st, a := try(ctx, g, e, opt)
+		r, st, a := try(ctx, g, e, opt, pipe)
 		res.Attempts = append(res.Attempts, a)
 		if a.Err == nil || (unverified && r != nil) {
 			res.Routing, res.Report, res.State = r, a.Report, st
@@ -153,13 +155,20 @@ func phase(opt Options, name string) {
 
 // try runs one engine and verifies its tables. The routing is returned
 // whenever the engine produced one; the attempt's Err says whether it
-// failed verification.
-func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Routing, *cdg.State, Attempt) {
+// failed verification. With pipe, an engine that reports final columns
+// has them verified on another core as it routes (see earlyFinals).
+func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options, pipe bool) (*lft.Routing, *cdg.State, Attempt) {
 	a := Attempt{Engine: e.Name()}
+	var fin *earlyFinals
+	if fc, ok := e.(FinalColumns); ok && pipe && fc.FinalColumns() {
+		fin = &earlyFinals{g: g, opt: VerifyOptions(e, opt)}
+		opt.Final = fin
+	}
 	phase(opt, "routing "+e.Name())
 	t0 := time.Now()
 	r, err := e.Route(ctx, g, opt)
 	a.Route = time.Since(t0)
+	ev := fin.take(r)
 	if err != nil {
 		a.Err = err
 		return nil, nil, a
@@ -170,9 +179,12 @@ func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Rout
 	phase(opt, "verifying "+e.Name())
 	t0 = time.Now()
 	var st *cdg.State
-	if opt.KeepState {
+	switch {
+	case opt.KeepState:
 		a.Report, st, err = VerifyState(g, r, e, opt, nil)
-	} else {
+	case ev != nil:
+		a.Report, err = ev.Finish()
+	default:
 		a.Report, err = Verify(g, r, e, opt)
 	}
 	a.Verify = time.Since(t0)
