@@ -1,11 +1,6 @@
 package cdg
 
-import (
-	"slices"
-
-	"github.com/nuesm/nuesm/fabric"
-	"github.com/nuesm/nuesm/lft"
-)
+import "slices"
 
 // IncrementalUpdates counts the incremental verifications of State.Verify.
 var IncrementalUpdates = &incrementalUpdates
@@ -40,22 +35,3 @@ func CheckSubtract(st *State) (same, empty, ok bool) {
 		slices.Equal(k1.cnt, k2.cnt) && slices.Equal(k1.live, k2.live)
 	return same, empty, true
 }
-
-// NewEarlyManual is NewEarly without its goroutine: DrainEarly walks as
-// it would, on the test's goroutine.
-func NewEarlyManual(g *fabric.Graph, r *lft.Routing, opt Options, vls int) *Early {
-	return newEarly(g, r, opt, vls)
-}
-
-// DrainEarly walks every LID handed to e so far as e's goroutine does,
-// then leaves it parked, as the goroutine waiting for work.
-func DrainEarly(e *Early) {
-	e.state.Store(earlyRunning)
-	for i := e.claim(); i >= 0; i = e.claim() {
-		e.walkEarly(int(e.lids[i]))
-	}
-	e.state.Store(earlyParked)
-}
-
-// EarlyWalked returns how many LIDs e's goroutine walked (after Finish).
-func EarlyWalked(e *Early) int { return len(e.early) }

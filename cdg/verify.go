@@ -219,11 +219,6 @@ type example struct {
 }
 
 func newVerifier(g *fabric.Graph, r *lft.Routing, opt Options) *verifier {
-	return newVerifierVLs(g, r, opt, r.MaxVL()+1)
-}
-
-// newVerifierVLs is newVerifier with a bitset laid out for VLs 0..V-1.
-func newVerifierVLs(g *fabric.Graph, r *lft.Routing, opt Options, V int) *verifier {
 	if opt.MaxVLs <= 0 {
 		opt.MaxVLs = lft.MaxVLs
 	}
@@ -237,7 +232,7 @@ func newVerifierVLs(g *fabric.Graph, r *lft.Routing, opt Options, V int) *verifi
 	for s := 0; s < S; s++ {
 		v.nsrc[s] = g.TermOff[s+1] - g.TermOff[s]
 	}
-	v.V = V
+	v.V = r.MaxVL() + 1
 	v.cross = !r.SL2VL.Uniform()
 	v.tbase = make([]int64, g.NumChannels()+1)
 	for c := 0; c < g.NumChannels(); c++ {

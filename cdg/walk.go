@@ -150,9 +150,6 @@ func (w *walker) dest(d int) {
 	}
 	w.stamp++
 	dsw, dport, term := lft.Target(g, d)
-	if w.t == nil {
-		w.t = lft.NewWalker(g, v.r)
-	}
 	w.t.Dest(d)
 	for u := int32(0); int(u) < g.NumSwitches(); u++ {
 		n := int64(v.nsrc[u])

@@ -25,10 +25,6 @@ func (Engine) Name() string { return "nue" }
 // DeadlockFree reports true: every layer's CDG is acyclic by construction.
 func (Engine) DeadlockFree() bool { return true }
 
-// FinalColumns reports true: with one worker, Route tells opt.Final each
-// destination it has routed (routing.FinalColumns).
-func (Engine) FinalColumns() bool { return true }
-
 // Route computes a Nue routing; see RouteStats.
 func (e Engine) Route(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {
 	r, _, err := e.RouteStats(ctx, g, opt)

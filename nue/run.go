@@ -78,10 +78,6 @@ func (rn *run) once(ctx context.Context, conservative bool) (*lft.Routing, *Stat
 	if len(rn.parts) == 0 {
 		return r, st, true, nil
 	}
-	if rn.opt.Final != nil && rn.opt.Workers == 1 {
-		// SL = layer, SL2VL the identity: VLs 0..layers-1.
-		rn.opt.Final.Start(r, len(rn.parts))
-	}
 	sc := rn.sources()
 	w, w0 := rn.weights(sc.unit)
 	rn.hist.start(w)
@@ -338,7 +334,6 @@ func (rd *rounds) all(ctx context.Context) (bool, error) {
 		}
 		for _, sd := range st {
 			rd.merge(sd)
-			rd.final(sd.d)
 		}
 		rd.done += len(st)
 		if rd.opt.Progress != nil && (rd.done == rd.total || rd.done%64 < len(st)) {
@@ -394,20 +389,6 @@ func (rd *rounds) merge(sd stepDest) {
 	l.inc = l.inc[:0]
 }
 
-// final tells opt.Final, when set for one worker, that d's LIDs are
-// routed: nothing rewrites a destination's column or SL after its search
-// within a run (a conservative or refined run starts on new tables).
-func (rd *rounds) final(d *dest) {
-	f := rd.opt.Final
-	if f == nil || rd.opt.Workers != 1 {
-		return
-	}
-	f.Final(int(d.lid))
-	for _, m := range d.also {
-		f.Final(int(m.lid))
-	}
-}
-
 // switchLIDLists returns, per layer, its switch LIDs (phase 2).
 func switchLIDLists(layers []*layer) [][]dest {
 	lists := make([][]dest, len(layers))
@@ -448,7 +429,6 @@ func (rd *rounds) switchLIDs(ctx context.Context, lists [][]dest) (bool, error) 
 			}
 			l.write(d, rd.r)
 			l.inc = l.inc[:0]
-			rd.final(&d)
 			if n := int(count.Add(1)); rd.opt.Progress != nil && (n == rd.total || n%64 == 0) {
 				rd.opt.Progress(n, rd.total)
 			}

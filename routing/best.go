@@ -98,7 +98,7 @@ func (b Best) Route(ctx context.Context, g *fabric.Graph, opt Options) (*lft.Rou
 		}
 		inner := opt
 		inner.KeepState = false // the chain verifies the best one again
-		r, _, a := try(ctx, g, e, inner, false)
+		r, _, a := try(ctx, g, e, inner)
 		if a.Err != nil {
 			if name != e.Name() {
 				a.Err = fmt.Errorf("%s: %w", name, a.Err)

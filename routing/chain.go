@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/nuesm/nuesm/cdg"
@@ -101,14 +100,13 @@ func routeChain(ctx context.Context, g *fabric.Graph, engines []Engine, opt Opti
 	if err := opt.Validate(); err != nil {
 		return res, err
 	}
-	pipe := opt.Workers == 0 && SmallTables(g) && !opt.KeepState && runtime.GOMAXPROCS(0) > 1
 	opt = autoWorkers(g, opt).WithDefaults()
 	var errs []error
 	for _, e := range engines {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		r, st, a := try(ctx, g, e, opt, pipe)
+		r, st, a := try(ctx, g, e, opt)
 		res.Attempts = append(res.Attempts, a)
 		if a.Err == nil || (unverified && r != nil) {
 			res.Routing, res.Report, res.State = r, a.Report, st
@@ -155,20 +153,13 @@ func phase(opt Options, name string) {
 
 // try runs one engine and verifies its tables. The routing is returned
 // whenever the engine produced one; the attempt's Err says whether it
-// failed verification. With pipe, an engine that reports final columns
-// has them verified on another core as it routes (see earlyFinals).
-func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options, pipe bool) (*lft.Routing, *cdg.State, Attempt) {
+// failed verification.
+func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options) (*lft.Routing, *cdg.State, Attempt) {
 	a := Attempt{Engine: e.Name()}
-	var fin *earlyFinals
-	if fc, ok := e.(FinalColumns); ok && pipe && fc.FinalColumns() {
-		fin = &earlyFinals{g: g, opt: VerifyOptions(e, opt)}
-		opt.Final = fin
-	}
 	phase(opt, "routing "+e.Name())
 	t0 := time.Now()
 	r, err := e.Route(ctx, g, opt)
 	a.Route = time.Since(t0)
-	ev := fin.take(r)
 	if err != nil {
 		a.Err = err
 		return nil, nil, a
@@ -179,12 +170,9 @@ func try(ctx context.Context, g *fabric.Graph, e Engine, opt Options, pipe bool)
 	phase(opt, "verifying "+e.Name())
 	t0 = time.Now()
 	var st *cdg.State
-	switch {
-	case opt.KeepState:
+	if opt.KeepState {
 		a.Report, st, err = VerifyState(g, r, e, opt, nil)
-	case ev != nil:
-		a.Report, err = ev.Finish()
-	default:
+	} else {
 		a.Report, err = Verify(g, r, e, opt)
 	}
 	a.Verify = time.Since(t0)

@@ -49,25 +49,6 @@ type Options struct {
 	// verified incrementally (cdg.State.Verify); the verification counts
 	// dependencies per destination, which costs more than Verify alone.
 	KeepState bool
-	// Final, when set, is given by engines that report final columns
-	// (FinalColumns) the tables they build and, as they route, each
-	// destination whose column and SL there they will no longer change.
-	// A chain sets it to verify those destinations on another core while
-	// the engine routes the rest; engines call it from one goroutine.
-	Final Finals
-}
-
-// Finals receives an engine's tables (Start, again for every new set of
-// tables it builds) and the destination LIDs it is done with (Final).
-// vls is the number of VLs the tables' SLs will map to.
-type Finals interface {
-	Start(r *lft.Routing, vls int)
-	Final(lid int)
-}
-
-// FinalColumns is implemented by engines that call Options.Final.
-type FinalColumns interface {
-	FinalColumns() bool
 }
 
 // Job is one running job: the terminals (indices into fabric.Graph.Terms)
