@@ -2,9 +2,9 @@ package fabric
 
 // Within reports whether g is g0 less some cables, switches and CA or
 // router ports: every switch of g is one of g0's (node GUID) with the same
-// LID, every terminal of g is one of g0's (node GUID and port) with the
-// same LIDs on the same switch port, and every channel of g is one of
-// g0's. Forwarding tables that route g0 reach every LID of g over
+// LIDs (base LID and LMC), every terminal of g is one of g0's (node GUID
+// and port) with the same LIDs on the same switch port, and every channel
+// of g is one of g0's. Forwarding tables that route g0 reach every LID of g over
 // channels g has, unless an entry led into a part g lost.
 func (g *Graph) Within(g0 *Graph) bool {
 	sw0 := make(map[uint64]int32, g0.NumSwitches())
@@ -17,7 +17,10 @@ func (g *Graph) Within(g0 *Graph) bool {
 	to0 := make([]int32, g.NumSwitches())
 	for s, id := range g.Switches {
 		s0, ok := sw0[g.F.Nodes[id].GUID]
-		if !ok || g.SwitchLID(int32(s)) != g0.SwitchLID(s0) {
+		if !ok {
+			return false
+		}
+		if p, p0 := &g.F.Nodes[id].Ports[0], &g0.F.Nodes[g0.Switches[s0]].Ports[0]; p.LID != p0.LID || p.LMC != p0.LMC {
 			return false
 		}
 		to0[s] = s0
@@ -49,4 +52,13 @@ func (g *Graph) Within(g0 *Graph) bool {
 		}
 	}
 	return true
+}
+
+// Same reports whether g and g0 are one fabric to route: g is within g0
+// (Within) and lacks none of its switches, CA or router ports and
+// channels. Node order, descriptions, widths and speeds may differ: no
+// engine reads them, so tables that route g0 route g entry for entry.
+func (g *Graph) Same(g0 *Graph) bool {
+	return g.NumSwitches() == g0.NumSwitches() && len(g.Terms) == len(g0.Terms) &&
+		g.NumChannels() == g0.NumChannels() && g.MaxLID() == g0.MaxLID() && g.Within(g0)
 }
