@@ -10,7 +10,7 @@ import (
 
 // TestWithin: a fabric less a host's cable or a switch-to-switch cable
 // is within the whole one and not the other way round, and not the same;
-// a host with another description is the same fabric; a host whose LID
+// its switches and channels match the whole one's (MatchTo); a host with another description is the same fabric; a host whose LID
 // or a switch whose LMC changed is neither within it nor the same.
 func TestWithin(t *testing.T) {
 	tp, err := topo.Torus([]int{3, 3}, 2, false)
@@ -53,6 +53,19 @@ func TestWithin(t *testing.T) {
 		}
 		if g.Same(whole) || whole.Same(g) {
 			t.Errorf("the fabric less a %s is the same as the whole one", name)
+		}
+		sw, ch, ok := g.MatchTo(whole)
+		if !ok {
+			t.Fatalf("the fabric less a %s does not match the whole one", name)
+		}
+		for c, c0 := range ch {
+			tail, tail0 := g.F.Nodes[g.Switches[g.Tail[c]]].GUID, whole.F.Nodes[whole.Switches[whole.Tail[c0]]].GUID
+			if sw[g.Tail[c]] != whole.Tail[c0] || sw[g.Head[c]] != whole.Head[c0] || tail != tail0 || g.OutPort[c] != whole.OutPort[c0] {
+				t.Errorf("less a %s: channel %s matched to %s", name, g.ChannelName(int32(c)), whole.ChannelName(c0))
+			}
+		}
+		if _, _, ok := whole.MatchTo(g); ok == (name == "switch cable") {
+			t.Errorf("whole onto the fabric less a %s: matched %v", name, ok)
 		}
 	}
 	f := tp.Fabric.Clone()
