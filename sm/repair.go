@@ -151,8 +151,8 @@ type repairSource struct {
 // routes, so a part that came back without a base routing carries
 // traffic again. A fabric that only lost parts (a host's cable, a switch
 // cable nothing used) keeps the published tables, verified for it (the
-// publication then finds them unchanged): a host that reboots costs no
-// reroute and no rollout.
+// publication then finds them unchanged), and its return keeps them
+// too (keepRouted): a host that reboots costs no reroute and no rollout.
 func (s *Server) repairFrom(ctx context.Context, g *fabric.Graph, e routing.Engine, src repairSource) *routing.Result {
 	t0 := time.Now()
 	r, st, err := routing.RepairWith(ctx, g, src.r, routing.RepairOptions{State: src.st})
