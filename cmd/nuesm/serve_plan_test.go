@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -101,23 +100,7 @@ func planDaemon(t *testing.T, fab, out string) *sm.Server {
 	t.Helper()
 	cfg := sm.Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 4, Listen: "127.0.0.1:0"}
 	cfg.FabricPoll.Duration = sm.MinFabricPoll
-	opts, err := serveOptions(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sm.New(cfg, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
+	s, _ := e2eServe(t, cfg)
 	return s
 }
 

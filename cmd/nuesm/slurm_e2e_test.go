@@ -226,10 +226,22 @@ func TestSLURMEndToEnd(t *testing.T) {
 // e2eSLURMDaemon starts the daemon of TestSLURMEndToEnd on dump (output
 // under dir) as `nuesm serve --slurm` wires it, polling off, and writes
 // its address to addrFile for the hooks.
-func e2eSLURMDaemon(t *testing.T, dump, dir, addrFile string) (*sm.Server, sm.Config, string) {
+func e2eSLURMDaemon(t testing.TB, dump, dir, addrFile string) (*sm.Server, sm.Config, string) {
 	t.Helper()
 	cfg := sm.Config{Fabric: dump, Output: filepath.Join(dir, "out"), Engines: "sar-nue", Listen: "127.0.0.1:0",
 		SLURM: sm.SLURMConfig{Enabled: true, Poll: sm.Duration{Duration: -1}}}
+	srv, addr := e2eServe(t, cfg)
+	if err := os.WriteFile(addrFile, []byte(addr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv, cfg, addr
+}
+
+// e2eServe runs the daemon on cfg as `nuesm serve` wires it
+// (serveOptions) until the test ends, and returns it with its HTTP
+// address.
+func e2eServe(t testing.TB, cfg sm.Config) (*sm.Server, string) {
+	t.Helper()
 	opts, err := serveOptions(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -238,11 +250,7 @@ func e2eSLURMDaemon(t *testing.T, dump, dir, addrFile string) (*sm.Server, sm.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := e2eDaemon(t, srv)
-	if err := os.WriteFile(addrFile, []byte(addr), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return srv, cfg, addr
+	return srv, e2eDaemon(t, srv)
 }
 
 // checkSARAgainstNue routes the running jobs (squeue's, which the
