@@ -22,7 +22,7 @@ const repairSuffix = "+repair"
 type baseRouting struct {
 	engine string        // the engine that routed it
 	hash   string        // SHA-256 of its fabric's dump
-	g      *fabric.Graph // its fabric
+	g      *fabric.Graph // its fabric (st's too: kept anyway)
 	r      *lft.Routing
 	st     *cdg.State
 }
@@ -52,9 +52,9 @@ func (s *Server) keepBase(g *fabric.Graph, hash string, res *routing.Result, job
 // the same fabric (a poll, a restart, POST /reroute) would otherwise
 // replace tens of repaired entries by a full routing's thousands.
 //
-// Published tables of a full routing stay when the fabric is the one
-// they were routed for (keepRouted): a host or cable back after a loss
-// that kept them, a dump rewritten with the same fabric.
+// Published tables of a full routing stay when the fabric changes back
+// to the one they were routed for (keepRouted): a host or cable back
+// after a loss that kept them.
 //
 // It applies when tables for this fabric's switches and LIDs are
 // published by the chain's first engine (repaired or not), no job is
