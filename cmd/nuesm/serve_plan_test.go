@@ -108,7 +108,11 @@ func planDaemon(t *testing.T, fab, out string) *sm.Server {
 // gen or a later one.
 func waitGeneration(t *testing.T, s *sm.Server, gen int) sm.Status {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Minute)
+	}
+	deadline = deadline.Add(-5 * time.Second)
 	for time.Now().Before(deadline) {
 		if st := s.Status(); st.Published != nil && st.Published.Generation >= gen {
 			return st
