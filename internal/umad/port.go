@@ -15,16 +15,41 @@ import (
 // every retry.
 var ErrTimeout = errors.New("no answer to the SMP")
 
+// ErrDropped is wrapped (with ErrTimeout) when the port answered a try
+// "timed out" well before its timeout ran out: the SMP was dropped on
+// its route (ibsim does so at once when a link on a directed route is
+// not up; the kernel reports a timeout only once the time is up).
+var ErrDropped = errors.New("the SMP was dropped on its route (is a link on it down?)")
+
 // Options bound one SMP.
 type Options struct {
-	Timeout time.Duration // per try (default 200ms)
+	Timeout time.Duration // the first try's (default 200ms)
 	Retries int           // tries after the first (0: none)
+}
+
+// maxBackoff bounds how far a retry's timeout grows: try k waits
+// Timeout·2^k, at most maxBackoff·Timeout. A switch's SMA that answers
+// slowly (busy with a sweep) gets more time; a lost SMP (VL15 drops it
+// when its buffer is full) costs a few tries of bounded length.
+const maxBackoff = 4
+
+// tryTimeout is try k's timeout (k = 0 first).
+func (o Options) tryTimeout(k int) time.Duration {
+	return o.Timeout * time.Duration(min(1<<min(k, 30), maxBackoff))
+}
+
+// transport is a umad device: the kernel's (through libc) or a test's.
+type transport interface {
+	send(mad *[MADSize]byte, timeoutMS int) error
+	// recv waits up to timeoutMS for one MAD; ok is false when none came.
+	recv(mad *[MADSize]byte, timeoutMS int) (status uint32, ok bool, err error)
+	close() error
 }
 
 // Port is an open umad device with a directed-route SMP agent. Do may be
 // called concurrently: the answers are matched by transaction id.
 type Port struct {
-	dev  *device
+	dev  transport
 	sent sync.Mutex // one write at a time
 
 	mu      sync.Mutex
@@ -33,6 +58,8 @@ type Port struct {
 	err     error // the reader's failure; every later call fails with it
 	done    chan struct{}
 	wg      sync.WaitGroup
+
+	trace func(ev string, tid uint32) // tests: "send", "answer", "late", "timeout"
 }
 
 type answer struct {
@@ -47,10 +74,15 @@ func Open(path string) (*Port, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Port{dev: dev, pending: map[uint32]chan answer{}, done: make(chan struct{}), tid: uint32(os.Getpid()) << 16}
+	return newPort(dev, uint32(os.Getpid())<<16), nil
+}
+
+// newPort starts the reader of dev; the TIDs count up from tid+1.
+func newPort(dev transport, tid uint32) *Port {
+	p := &Port{dev: dev, pending: map[uint32]chan answer{}, done: make(chan struct{}), tid: tid}
 	p.wg.Add(1)
 	go p.read()
-	return p, nil
+	return p
 }
 
 // read delivers the answers to the waiting calls until Close.
@@ -85,21 +117,26 @@ func (p *Port) read() {
 		delete(p.pending, tid)
 		p.mu.Unlock()
 		if c != nil {
+			p.event("answer", tid)
 			c <- a
+		} else {
+			p.event("late", tid)
 		}
 	}
 }
 
 // Do sends req and returns the GetResp. A try without an answer within
-// opt.Timeout (or answered "timed out" by the kernel) or answered busy is
-// retried up to opt.Retries times.
+// its timeout (opt.tryTimeout: it grows from try to try), answered "timed
+// out" by the port or answered busy is retried up to opt.Retries times,
+// each with a new TID: an answer that comes after its try gave up is
+// dropped, never taken for a later try's.
 func (p *Port) Do(ctx context.Context, req Request, opt Options) (Response, error) {
 	if opt.Timeout <= 0 {
 		opt.Timeout = 200 * time.Millisecond
 	}
 	var last error
 	for try := 0; try <= opt.Retries; try++ {
-		r, err, again := p.try(ctx, &req, opt.Timeout)
+		r, err, again := p.try(ctx, &req, opt.tryTimeout(try))
 		if !again {
 			return r, err
 		}
@@ -132,12 +169,14 @@ func (p *Port) try(ctx context.Context, req *Request, timeout time.Duration) (Re
 		return Response{}, err, false
 	}
 	p.sent.Lock()
+	p.event("send", tid)
 	err = p.dev.send(&mad, int(timeout/time.Millisecond))
 	p.sent.Unlock()
 	if err != nil {
 		drop()
 		return Response{}, err, false
 	}
+	sentAt := time.Now()
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
@@ -146,6 +185,7 @@ func (p *Port) try(ctx context.Context, req *Request, timeout time.Duration) (Re
 		return Response{}, ctx.Err(), false
 	case <-t.C:
 		drop()
+		p.event("timeout", tid)
 		return Response{}, fmt.Errorf("%w within %v", ErrTimeout, timeout), true
 	case a, ok := <-c:
 		if !ok {
@@ -155,7 +195,7 @@ func (p *Port) try(ctx context.Context, req *Request, timeout time.Duration) (Re
 			return Response{}, err, false
 		}
 		if a.status != 0 {
-			return Response{}, fmt.Errorf("%w: the port reported status %d (%v)", ErrTimeout, a.status, errnoString(a.status)), true
+			return Response{}, statusErr(a.status, time.Since(sentAt), timeout), true
 		}
 		r, err := Decode(a.mad[:])
 		if err != nil {
@@ -168,6 +208,12 @@ func (p *Port) try(ctx context.Context, req *Request, timeout time.Duration) (Re
 			return r, fmt.Errorf("answer for attribute 0x%04x modifier %d, asked 0x%04x modifier %d", r.AttrID, r.AttrMod, req.AttrID, req.AttrMod), false
 		}
 		return r, nil, false
+	}
+}
+
+func (p *Port) event(ev string, tid uint32) {
+	if p.trace != nil {
+		p.trace(ev, tid)
 	}
 }
 
@@ -188,4 +234,11 @@ func methodName(m uint8) string {
 	return fmt.Sprintf("method 0x%02x", m)
 }
 
-func errnoString(n uint32) string { return syscall.Errno(n).Error() }
+// statusErr describes a try the port answered with a status (an errno)
+// after waited of its timeout.
+func statusErr(status uint32, waited, timeout time.Duration) error {
+	if syscall.Errno(status) == syscall.ETIMEDOUT && waited < timeout/2 {
+		return fmt.Errorf("%w: %w: the port reported status %d (%v) after %v of %v", ErrTimeout, ErrDropped, status, syscall.Errno(status), waited.Round(time.Microsecond), timeout)
+	}
+	return fmt.Errorf("%w: the port reported status %d (%v)", ErrTimeout, status, syscall.Errno(status))
+}

@@ -16,6 +16,9 @@ const envAgent = "NUESM_UMAD_TEST_AGENT"
 
 func TestMain(m *testing.M) {
 	ServeIfChild(envAgent)
+	if os.Getenv(envStress) == "1" {
+		stressChild()
+	}
 	os.Exit(m.Run())
 }
 

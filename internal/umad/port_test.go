@@ -1,0 +1,165 @@
+package umad
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeDev is a umad device whose answers a test scripts: answer decides,
+// for each MAD sent (with the umad header's timeout), whether the answer
+// comes at once, is held until the next send (so that it comes after its
+// try gave up) or is a status.
+type fakeDev struct {
+	answer func(n int, timeoutMS int) (hold bool, status uint32)
+
+	mu    sync.Mutex
+	sends []int // each send's header timeout
+	held  []fakeMAD
+	out   chan fakeMAD
+}
+
+type fakeMAD struct {
+	mad    [MADSize]byte
+	status uint32
+}
+
+func newFakeDev(answer func(n, timeoutMS int) (bool, uint32)) *fakeDev {
+	return &fakeDev{answer: answer, out: make(chan fakeMAD, 1024)}
+}
+
+func (f *fakeDev) send(mad *[MADSize]byte, timeoutMS int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.sends)
+	f.sends = append(f.sends, timeoutMS)
+	for i := len(f.held) - 1; i >= 0; i-- {
+		f.out <- f.held[i] // the latest first
+	}
+	f.held = nil
+	a := fakeMAD{mad: *mad}
+	a.mad[offMethod] = MethodGetResp
+	binary.BigEndian.PutUint16(a.mad[offStatus:], directionBit)
+	a.mad[offData] = uint8(n) // which send this answers
+	hold, status := f.answer(n, timeoutMS)
+	a.status = status
+	if hold {
+		f.held = append(f.held, a)
+	} else {
+		f.out <- a
+	}
+	return nil
+}
+
+func (f *fakeDev) recv(mad *[MADSize]byte, timeoutMS int) (uint32, bool, error) {
+	select {
+	case a := <-f.out:
+		*mad = a.mad
+		return a.status, true, nil
+	case <-time.After(time.Duration(timeoutMS) * time.Millisecond):
+		return 0, false, nil
+	}
+}
+
+func (f *fakeDev) close() error { return nil }
+
+func (f *fakeDev) sent() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int(nil), f.sends...)
+}
+
+func lftGet(block uint32) Request {
+	return Request{Method: MethodGet, AttrID: AttrLinearForwardTable, AttrMod: block, Path: Path{1, 2}}
+}
+
+// TestPortRetryTimeoutGrows: a switch that answers only tries given at
+// least 40 ms (a busy SMA) is reached on the try whose timeout has grown
+// to that; the answers to the earlier tries come after those gave up and
+// are dropped, not taken for the later try's (each try has its own TID).
+func TestPortRetryTimeoutGrows(t *testing.T) {
+	dev := newFakeDev(func(_, timeoutMS int) (bool, uint32) { return timeoutMS < 40, 0 })
+	p := newPort(dev, 0x10000)
+	defer p.Close()
+	var late int
+	var mu sync.Mutex
+	p.trace = func(ev string, _ uint32) {
+		if ev == "late" {
+			mu.Lock()
+			late++
+			mu.Unlock()
+		}
+	}
+	r, err := p.Do(context.Background(), lftGet(3), Options{Timeout: 10 * time.Millisecond, Retries: 3})
+	if err != nil {
+		t.Fatalf("%v (header timeouts sent: %v)", err, dev.sent())
+	}
+	sends := dev.sent()
+	if want := []int{10, 20, 40}; len(sends) != 3 || sends[0] != want[0] || sends[1] != want[1] || sends[2] != want[2] {
+		t.Errorf("header timeouts of the tries %v, want %v", sends, want)
+	}
+	if r.Data[0] != 2 || r.AttrMod != 3 {
+		t.Errorf("answer to send %d (block %d), want the third try's (block 3)", r.Data[0], r.AttrMod)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if late != 2 {
+		t.Errorf("%d late answers dropped, want the first two tries'", late)
+	}
+	if got := (Options{Timeout: 10 * time.Millisecond}).tryTimeout(9); got != maxBackoff*10*time.Millisecond {
+		t.Errorf("try 9 waits %v, want the cap %v", got, maxBackoff*10*time.Millisecond)
+	}
+}
+
+// TestPortDropped: a port that answers every try "timed out" at once
+// (ibsim, when a link on the route is down) fails the SMP after its
+// tries with an error that says it was dropped on its route; one that
+// answers "timed out" when the time is up (the kernel) is a plain
+// timeout.
+func TestPortDropped(t *testing.T) {
+	dev := newFakeDev(func(int, int) (bool, uint32) { return false, uint32(syscall.ETIMEDOUT) })
+	p := newPort(dev, 0)
+	defer p.Close()
+	_, err := p.Do(context.Background(), lftGet(1), Options{Timeout: time.Minute, Retries: 2})
+	if !errors.Is(err, ErrDropped) || !errors.Is(err, ErrTimeout) {
+		t.Errorf("error %v, want ErrDropped and ErrTimeout", err)
+	}
+	if n := len(dev.sent()); n != 3 {
+		t.Errorf("%d tries, want 3", n)
+	}
+	if err := statusErr(uint32(syscall.ETIMEDOUT), 190*time.Millisecond, 200*time.Millisecond); errors.Is(err, ErrDropped) || !errors.Is(err, ErrTimeout) {
+		t.Errorf("a kernel timeout: %v, want ErrTimeout only", err)
+	}
+}
+
+// TestPortConcurrent: SMPs in flight together, answered in the reverse
+// order of their sends, each get their own answer.
+func TestPortConcurrent(t *testing.T) {
+	const n = 16
+	dev := newFakeDev(func(k, _ int) (bool, uint32) { return k < n-1, 0 })
+	p := newPort(dev, 0xfffffff0) // the TIDs wrap around
+	defer p.Close()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := p.Do(context.Background(), lftGet(uint32(i)), Options{Timeout: time.Minute})
+			if err == nil && r.AttrMod != uint32(i) {
+				err = errors.New("another SMP's answer")
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("SMP %d: %v", i, err)
+		}
+	}
+}
