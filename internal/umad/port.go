@@ -51,16 +51,36 @@ type transport interface {
 type Port struct {
 	dev  transport
 	sent sync.Mutex // one write at a time
+	// slots holds one token per SMP sent and not yet answered (a try
+	// given up on keeps its token until its late answer or its expiry).
+	slots chan struct{}
 
-	mu      sync.Mutex
-	tid     uint32
-	pending map[uint32]chan answer
-	err     error // the reader's failure; every later call fails with it
-	done    chan struct{}
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	tid       uint32
+	pending   map[uint32]chan answer
+	abandoned map[uint32]time.Time // tries given up on: when they expire
+	err       error                // the reader's failure; every later call fails with it
+	dead      chan struct{}        // closed with err set
+	done      chan struct{}
+	wg        sync.WaitGroup
 
-	trace func(ev string, tid uint32) // tests: "send", "answer", "late", "timeout"
+	trace func(ev string, tid uint32) // tests: "send", "answer", "late", "timeout", "expired"
 }
+
+// maxOutstanding bounds the SMPs sent and not yet answered, tries given up
+// on included: retries after a stall must not pile up. ibsim's umad2sim
+// holds its device lock while its write to ibsim blocks, and its thread
+// that takes ibsim's answers needs that lock; once the socket buffers
+// hold some 170 SMPs each way, neither moves again. The kernel's QP0
+// send queue holds 128 by default.
+const maxOutstanding = 64
+
+// abandonGrace is how long after its timeout a try given up on keeps its
+// slot when no late answer (nor the kernel's "timed out") comes.
+const abandonGrace = time.Second
+
+// errClosed is returned by calls on a closed Port.
+var errClosed = errors.New("umad port closed")
 
 type answer struct {
 	status uint32 // the umad header's status (an errno, e.g. ETIMEDOUT)
@@ -79,7 +99,8 @@ func Open(path string) (*Port, error) {
 
 // newPort starts the reader of dev; the TIDs count up from tid+1.
 func newPort(dev transport, tid uint32) *Port {
-	p := &Port{dev: dev, pending: map[uint32]chan answer{}, done: make(chan struct{}), tid: tid}
+	p := &Port{dev: dev, pending: map[uint32]chan answer{}, abandoned: map[uint32]time.Time{},
+		slots: make(chan struct{}, maxOutstanding), dead: make(chan struct{}), done: make(chan struct{}), tid: tid}
 	p.wg.Add(1)
 	go p.read()
 	return p
@@ -94,6 +115,7 @@ func (p *Port) read() {
 			return
 		default:
 		}
+		p.expire(time.Now())
 		var a answer
 		st, ok, err := p.dev.recv(&a.mad, 50)
 		if err != nil {
@@ -103,6 +125,7 @@ func (p *Port) read() {
 				close(c)
 			}
 			p.pending = map[uint32]chan answer{}
+			close(p.dead)
 			p.mu.Unlock()
 			return
 		}
@@ -113,14 +136,32 @@ func (p *Port) read() {
 		// The kernel (and umad2sim) own the high 32 bits of the id.
 		tid := uint32(binary.BigEndian.Uint64(a.mad[offTID:]))
 		p.mu.Lock()
-		c := p.pending[tid]
+		c, mine := p.pending[tid]
+		_, late := p.abandoned[tid]
 		delete(p.pending, tid)
+		delete(p.abandoned, tid)
+		if mine || late {
+			<-p.slots
+		}
 		p.mu.Unlock()
 		if c != nil {
 			p.event("answer", tid)
 			c <- a
 		} else {
 			p.event("late", tid)
+		}
+	}
+}
+
+// expire frees the slots of tries given up on whose grace ran out.
+func (p *Port) expire(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for tid, end := range p.abandoned {
+		if now.After(end) {
+			delete(p.abandoned, tid)
+			<-p.slots
+			p.event("expired", tid)
 		}
 	}
 }
@@ -145,35 +186,75 @@ func (p *Port) Do(ctx context.Context, req Request, opt Options) (Response, erro
 	return Response{}, fmt.Errorf("%s attribute 0x%04x modifier %d over %s: %w (%d tries)", methodName(req.Method), req.AttrID, req.AttrMod, req.Path, last, opt.Retries+1)
 }
 
-// try sends req once; again says whether another try may help.
-func (p *Port) try(ctx context.Context, req *Request, timeout time.Duration) (Response, error, bool) {
+// send sends req once with a new TID (waiting for a slot) and returns
+// the TID and the channel its answer comes on.
+func (p *Port) send(ctx context.Context, req *Request, timeout time.Duration) (uint32, chan answer, error) {
+	p.mu.Lock()
+	p.tid++
+	tid := p.tid
+	p.mu.Unlock()
+	mad, err := req.Encode(uint64(tid))
+	if err != nil {
+		return 0, nil, err
+	}
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0, nil, ctx.Err()
+	case <-p.dead:
+		return 0, nil, p.failure()
+	case <-p.done:
+		return 0, nil, errClosed
+	}
 	c := make(chan answer, 1)
 	p.mu.Lock()
 	if p.err != nil {
-		err := p.err
+		<-p.slots
 		p.mu.Unlock()
-		return Response{}, err, false
+		return 0, nil, p.failure()
 	}
-	p.tid++
-	tid := p.tid
 	p.pending[tid] = c
 	p.mu.Unlock()
-	drop := func() {
-		p.mu.Lock()
-		delete(p.pending, tid)
-		p.mu.Unlock()
-	}
-	mad, err := req.Encode(uint64(tid))
-	if err != nil {
-		drop()
-		return Response{}, err, false
-	}
 	p.sent.Lock()
 	p.event("send", tid)
 	err = p.dev.send(&mad, int(timeout/time.Millisecond))
 	p.sent.Unlock()
 	if err != nil {
-		drop()
+		p.mu.Lock()
+		if _, ok := p.pending[tid]; ok {
+			delete(p.pending, tid)
+			<-p.slots
+		}
+		p.mu.Unlock()
+		return 0, nil, err
+	}
+	return tid, c, nil
+}
+
+// abandon gives up on try tid: its slot is freed by its late answer or
+// after its grace.
+func (p *Port) abandon(tid uint32, timeout time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.pending[tid]; ok {
+		delete(p.pending, tid)
+		p.abandoned[tid] = time.Now().Add(timeout + abandonGrace)
+	}
+}
+
+func (p *Port) failure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		return errClosed
+	}
+	return p.err
+}
+
+// try sends req once; again says whether another try may help.
+func (p *Port) try(ctx context.Context, req *Request, timeout time.Duration) (Response, error, bool) {
+	tid, c, err := p.send(ctx, req, timeout)
+	if err != nil {
 		return Response{}, err, false
 	}
 	sentAt := time.Now()
@@ -181,18 +262,15 @@ func (p *Port) try(ctx context.Context, req *Request, timeout time.Duration) (Re
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		drop()
+		p.abandon(tid, timeout)
 		return Response{}, ctx.Err(), false
 	case <-t.C:
-		drop()
+		p.abandon(tid, timeout)
 		p.event("timeout", tid)
 		return Response{}, fmt.Errorf("%w within %v", ErrTimeout, timeout), true
 	case a, ok := <-c:
 		if !ok {
-			p.mu.Lock()
-			err := p.err
-			p.mu.Unlock()
-			return Response{}, err, false
+			return Response{}, p.failure(), false
 		}
 		if a.status != 0 {
 			return Response{}, statusErr(a.status, time.Since(sentAt), timeout), true

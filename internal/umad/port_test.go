@@ -13,13 +13,15 @@ import (
 // fakeDev is a umad device whose answers a test scripts: answer decides,
 // for each MAD sent (with the umad header's timeout), whether the answer
 // comes at once, is held until the next send (so that it comes after its
-// try gave up) or is a status.
+// try gave up; with keep, until release) or is a status.
 type fakeDev struct {
 	answer func(n int, timeoutMS int) (hold bool, status uint32)
 
 	mu    sync.Mutex
 	sends []int // each send's header timeout
 	held  []fakeMAD
+	keep  bool // hold the answers held until release, not the next send
+	open  bool // release was called: every answer comes at once
 	out   chan fakeMAD
 }
 
@@ -37,17 +39,19 @@ func (f *fakeDev) send(mad *[MADSize]byte, timeoutMS int) error {
 	defer f.mu.Unlock()
 	n := len(f.sends)
 	f.sends = append(f.sends, timeoutMS)
-	for i := len(f.held) - 1; i >= 0; i-- {
+	for i := len(f.held) - 1; i >= 0 && !f.keep; i-- {
 		f.out <- f.held[i] // the latest first
 	}
-	f.held = nil
+	if !f.keep {
+		f.held = nil
+	}
 	a := fakeMAD{mad: *mad}
 	a.mad[offMethod] = MethodGetResp
 	binary.BigEndian.PutUint16(a.mad[offStatus:], directionBit)
 	a.mad[offData] = uint8(n) // which send this answers
 	hold, status := f.answer(n, timeoutMS)
 	a.status = status
-	if hold {
+	if hold && !f.open {
 		f.held = append(f.held, a)
 	} else {
 		f.out <- a
@@ -66,6 +70,16 @@ func (f *fakeDev) recv(mad *[MADSize]byte, timeoutMS int) (uint32, bool, error) 
 }
 
 func (f *fakeDev) close() error { return nil }
+
+// release sends the answers held and every later one at once.
+func (f *fakeDev) release() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, h := range f.held {
+		f.out <- h
+	}
+	f.held, f.open = nil, true
+}
 
 func (f *fakeDev) sent() []int {
 	f.mu.Lock()
@@ -161,5 +175,44 @@ func TestPortConcurrent(t *testing.T) {
 		if err != nil {
 			t.Errorf("SMP %d: %v", i, err)
 		}
+	}
+}
+
+// TestPortWindow: while no answer comes, retries stop at maxOutstanding
+// SMPs sent and unanswered (given up on included) instead of piling up;
+// once the answers come (late for the tries given up on) the calls end
+// and the port works on.
+func TestPortWindow(t *testing.T) {
+	dev := newFakeDev(func(int, int) (bool, uint32) { return true, 0 })
+	dev.keep = true
+	p := newPort(dev, 0)
+	defer p.Close()
+	const calls = 40 // 4 tries each: 160 SMPs without the window
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = p.Do(context.Background(), lftGet(uint32(i)), Options{Timeout: 5 * time.Millisecond, Retries: 3})
+		}()
+	}
+	deadline := time.Now().Add(time.Minute)
+	for len(dev.sent()) < maxOutstanding && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the tries given up on stay within the grace
+	if n := len(dev.sent()); n != maxOutstanding {
+		t.Errorf("%d SMPs sent without an answer, want the window's %d", n, maxOutstanding)
+	}
+	dev.release()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("calls still blocked a minute after the answers came")
+	}
+	if _, err := p.Do(context.Background(), lftGet(1), Options{Timeout: time.Minute}); err != nil {
+		t.Errorf("after the window drained: %v", err)
 	}
 }
