@@ -18,46 +18,47 @@ type fabricMap struct {
 }
 
 // mapFabrics returns the map of g1 onto g0, or nil when g1 is not g0 less
-// some cables and switches, or a removed switch had sources (CA or router
-// ports, or its own port with switchSources), or the CA and router ports
-// or LIDs of the switches left changed.
+// some cables and switches (fabric.Graph.MatchTo: switches by node GUID
+// with their LIDs, channels by switch ports), or a removed switch had
+// sources (CA or router ports, or its own port with switchSources), or
+// the CA and router ports or LIDs of the switches left changed.
 func mapFabrics(g0, g1 *fabric.Graph, switchSources bool) *fabricMap {
-	S0, S1 := g0.NumSwitches(), g1.NumSwitches()
-	m := &fabricMap{g0: g0, g1: g1, sw: make([]int32, S1), sw1: make([]int32, S0)}
-	byGUID := make(map[uint64]int32, S0)
-	for s := range S0 {
-		byGUID[g0.F.Nodes[g0.Switches[s]].GUID] = int32(s)
-		m.sw1[s] = -1
-	}
-	if len(byGUID) != S0 {
+	sw, ch1, ok := g1.MatchTo(g0)
+	if !ok {
 		return nil
 	}
-	for s := range S1 {
-		s0, ok := byGUID[g1.F.Nodes[g1.Switches[s]].GUID]
-		if !ok || m.sw1[s0] >= 0 {
+	m := &fabricMap{g0: g0, g1: g1, sw: sw, sw1: make([]int32, g0.NumSwitches()), ch: make([]int32, g0.NumChannels())}
+	for s0 := range m.sw1 {
+		m.sw1[s0] = -1
+	}
+	for s1, s0 := range sw {
+		m.sw1[s0] = int32(s1)
+	}
+	for c0 := range m.ch {
+		m.ch[c0] = -1
+	}
+	for c1, c0 := range ch1 {
+		m.ch[c0] = int32(c1)
+	}
+	for s0, s1 := range m.sw1 {
+		if s1 < 0 && (switchSources || len(g0.TermsOf(int32(s0))) > 0) {
 			return nil
 		}
-		m.sw[s], m.sw1[s0] = s0, int32(s)
 	}
-	for s0 := range S0 {
-		if m.sw1[s0] < 0 && (switchSources || len(g0.TermsOf(int32(s0))) > 0) {
-			return nil
-		}
-	}
-	if !m.sameTerminals() || !m.sameLIDs() || !m.mapChannels() {
+	if !m.sameTerminals() || !m.sameLIDs() {
 		return nil
 	}
 	return m
 }
 
-// sameTerminals reports whether every switch left has its LID and the
-// same CA and router ports on the same ports, and g1 has no others.
+// sameTerminals reports whether every switch left has the same CA and
+// router ports on the same ports, and g1 has no others.
 func (m *fabricMap) sameTerminals() bool {
 	g0, g1 := m.g0, m.g1
 	n := 0
 	for s1 := range g1.NumSwitches() {
 		t1, t0 := g1.TermsOf(int32(s1)), g0.TermsOf(m.sw[s1])
-		if len(t1) != len(t0) || g1.SwitchLID(int32(s1)) != g0.SwitchLID(m.sw[s1]) {
+		if len(t1) != len(t0) {
 			return false
 		}
 		for i := range t1 {
@@ -96,26 +97,6 @@ func (m *fabricMap) sameLIDs() bool {
 		}
 	}
 	return true
-}
-
-// mapChannels maps g0's channels onto g1's and reports whether every
-// channel of g1 was one of g0.
-func (m *fabricMap) mapChannels() bool {
-	g0, g1 := m.g0, m.g1
-	m.ch = make([]int32, g0.NumChannels())
-	n := 0
-	for c := range g0.NumChannels() {
-		m.ch[c] = -1
-		t1, h1 := m.sw1[g0.Tail[c]], m.sw1[g0.Head[c]]
-		if t1 < 0 || h1 < 0 {
-			continue
-		}
-		if c1 := g1.ChannelAt(t1, g0.OutPort[c]); c1 >= 0 && g1.Head[c1] == h1 && g1.InPort[c1] == g0.InPort[c] {
-			m.ch[c] = c1
-			n++
-		}
-	}
-	return n == g1.NumChannels()
 }
 
 // dirty returns the destinations of g1 whose next hops or SLs in r1

@@ -200,6 +200,15 @@ func TestCompileEmpty(t *testing.T) {
 // checkGraph compares every part of g with a plain reading of its fabric.
 func checkGraph(t *testing.T, f *fabric.Fabric, g *fabric.Graph) {
 	t.Helper()
+	sws := checkGraphSwitches(t, f, g)
+	checkGraphChannels(t, f, g, sws)
+	checkGraphTerminals(t, f, g, sws)
+}
+
+// checkGraphSwitches checks SwitchOf and Switches (f's switches in node
+// order) and returns the switches.
+func checkGraphSwitches(t *testing.T, f *fabric.Fabric, g *fabric.Graph) []fabric.NodeID {
+	t.Helper()
 	var sws []fabric.NodeID
 	for i := range f.Nodes {
 		if f.Nodes[i].Kind == fabric.Switch {
@@ -214,6 +223,14 @@ func checkGraph(t *testing.T, f *fabric.Fabric, g *fabric.Graph) {
 	if !slices.Equal(g.Switches, sws) {
 		t.Fatalf("Switches = %v, want %v", g.Switches, sws)
 	}
+	return sws
+}
+
+// checkGraphChannels checks the channels: one each way per
+// switch-to-switch cable, loopbacks counted apart, ChannelAt, Off, Tail,
+// Head, ports and Rev against the cables of f's switches sws.
+func checkGraphChannels(t *testing.T, f *fabric.Fabric, g *fabric.Graph, sws []fabric.NodeID) {
+	t.Helper()
 	cables, loops := 0, 0
 	for _, l := range f.Links() {
 		if f.Nodes[l.A.Node].Kind == fabric.Switch && f.Nodes[l.B.Node].Kind == fabric.Switch {
@@ -259,7 +276,12 @@ func checkGraph(t *testing.T, f *fabric.Fabric, g *fabric.Graph) {
 	if seen != g.NumChannels() {
 		t.Fatalf("ChannelAt found %d channels, want %d", seen, g.NumChannels())
 	}
-	// Terminals, attachments and LID owners.
+}
+
+// checkGraphTerminals checks the terminals (f's cabled CA and router
+// ports), their attachments to the switches sws, and the LID owners.
+func checkGraphTerminals(t *testing.T, f *fabric.Fabric, g *fabric.Graph, sws []fabric.NodeID) {
+	t.Helper()
 	var terms []fabric.Terminal
 	owner := make([][2]int32, g.MaxLID()+1)
 	for i := range owner {

@@ -57,54 +57,115 @@ type wantProblem struct {
 	port int
 }
 
+// validateCase breaks validBase (mutate) and lists what Validate must
+// find (none: valid).
+type validateCase struct {
+	name   string
+	mutate func(f *fabric.Fabric)
+	want   []wantProblem
+}
+
+// vport is port p of node n.
+func vport(f *fabric.Fabric, n fabric.NodeID, p uint8) *fabric.Port { return &f.Nodes[n].Ports[p] }
+
 func TestValidate(t *testing.T) {
-	port := func(f *fabric.Fabric, n fabric.NodeID, p uint8) *fabric.Port { return &f.Nodes[n].Ports[p] }
-	cases := []struct {
-		name   string
-		mutate func(f *fabric.Fabric)
-		want   []wantProblem
-	}{
+	for _, g := range []struct {
+		name  string
+		cases []validateCase
+	}{{"valid", validCases()}, {"cabling", cablingCases()}, {"guids", guidCases()}, {"lids", lidCases()}, {"lmc", lmcCases()}} {
+		t.Run(g.name, func(t *testing.T) {
+			for _, c := range g.cases {
+				t.Run(c.name, func(t *testing.T) { checkValidate(t, c) })
+			}
+		})
+	}
+}
+
+// checkValidate runs Validate and Compile on validBase broken by c.
+func checkValidate(t *testing.T, c validateCase) {
+	f := validBase(t)
+	c.mutate(f)
+	err := f.Validate()
+	if len(c.want) == 0 {
+		if err != nil {
+			t.Fatalf("Validate = %v, want nil", err)
+		}
+		return
+	}
+	var ve *fabric.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("Validate = %v, want a *ValidationError", err)
+	}
+	checkProblems(t, ve.Problems, c.want)
+	for _, w := range c.want {
+		if !errors.Is(err, w.err) {
+			t.Errorf("errors.Is(err, %v) = false", w.err)
+		}
+	}
+	// Compile refuses what Validate rejects.
+	if _, cerr := fabric.Compile(f); !errors.As(cerr, &ve) {
+		t.Errorf("Compile = %v, want the validation error", cerr)
+	}
+}
+
+// validCases are fabrics Validate accepts: LID 0, the top LMC block, a
+// CA port with its node's GUID, LIDs of uncabled ports.
+func validCases() []validateCase {
+	return []validateCase{
 		{"valid", func(*fabric.Fabric) {}, nil},
 		{"CA port GUID equals its node GUID", func(f *fabric.Fabric) {
-			port(f, vH1, 1).GUID = 0x21
+			vport(f, vH1, 1).GUID = 0x21
 		}, nil},
 		{"highest LMC 7 block", func(f *fabric.Fabric) {
-			p := port(f, vH1, 1)
+			p := vport(f, vH1, 1)
 			p.LID, p.LMC = 0xBF80, 7
 		}, nil},
 		{"LID 0 is unassigned", func(f *fabric.Fabric) {
-			port(f, vH1, 1).LID = 0
-			port(f, vS1, 0).LID = 0
+			vport(f, vH1, 1).LID = 0
+			vport(f, vS1, 0).LID = 0
 		}, nil},
 		{"uncabled ports' LIDs are not checked", func(f *fabric.Fabric) {
-			port(f, vH0, 2).LID = 1
+			vport(f, vH0, 2).LID = 1
 		}, nil},
+	}
+}
+
+// cablingCases break cables: asymmetric, to unknown nodes or ports,
+// twice, to itself, on port 0.
+func cablingCases() []validateCase {
+	return []validateCase{
 		{"asymmetric peer", func(f *fabric.Fabric) {
-			port(f, vS1, 3).Peer = fabric.NoPeer
+			vport(f, vS1, 3).Peer = fabric.NoPeer
 		}, []wantProblem{{fabric.ErrAsymmetric, vH1, 1}}},
 		{"cabled to an unknown node", func(f *fabric.Fabric) {
-			port(f, vS0, 6).Peer = pr(99, 1)
+			vport(f, vS0, 6).Peer = pr(99, 1)
 		}, []wantProblem{{fabric.ErrAsymmetric, vS0, 6}}},
 		{"port cabled twice", func(f *fabric.Fabric) {
-			port(f, vS0, 4).Peer = pr(vS1, 1) // s1[1] is cabled to s0[1]
+			vport(f, vS0, 4).Peer = pr(vS1, 1) // s1[1] is cabled to s0[1]
 		}, []wantProblem{{fabric.ErrCabledTwice, vS0, 4}}},
 		{"port cabled twice, far end dangling", func(f *fabric.Fabric) {
-			port(f, vS0, 6).Peer = pr(vS1, 5)
-			port(f, vS1, 5).Peer = pr(99, 1)
+			vport(f, vS0, 6).Peer = pr(vS1, 5)
+			vport(f, vS1, 5).Peer = pr(99, 1)
 		}, []wantProblem{{fabric.ErrCabledTwice, vS0, 6}, {fabric.ErrAsymmetric, vS1, 5}}},
 		{"port cabled to itself", func(f *fabric.Fabric) {
-			port(f, vS0, 5).Peer = pr(vS0, 5)
+			vport(f, vS0, 5).Peer = pr(vS0, 5)
 		}, []wantProblem{{fabric.ErrCabledTwice, vS0, 5}}},
 		{"CA port cabled to itself", func(f *fabric.Fabric) {
-			port(f, vH0, 2).Peer = pr(vH0, 2)
+			vport(f, vH0, 2).Peer = pr(vH0, 2)
 		}, []wantProblem{{fabric.ErrCabledTwice, vH0, 2}}},
 		{"port beyond the peer's port count", func(f *fabric.Fabric) {
-			port(f, vH1, 1).Peer = pr(vS1, 9)
+			vport(f, vH1, 1).Peer = pr(vS1, 9)
 		}, []wantProblem{{fabric.ErrPortRange, vH1, 1}, {fabric.ErrCabledTwice, vS1, 3}}},
 		{"cabled port 0", func(f *fabric.Fabric) {
-			port(f, vS0, 0).Peer = pr(vS1, 4)
-			port(f, vS1, 4).Peer = pr(vS0, 0)
+			vport(f, vS0, 0).Peer = pr(vS1, 4)
+			vport(f, vS1, 4).Peer = pr(vS0, 0)
 		}, []wantProblem{{fabric.ErrPortRange, vS0, 0}, {fabric.ErrPortRange, vS1, 4}}},
+	}
+}
+
+// guidCases break node kinds and ports, node and port GUIDs.
+func guidCases() []validateCase {
+	return []validateCase{
 		{"duplicate node GUID", func(f *fabric.Fabric) {
 			f.Nodes[vH1].GUID = 0x20
 		}, []wantProblem{{fabric.ErrDuplicateGUID, vH1, -1}}},
@@ -124,118 +185,104 @@ func TestValidate(t *testing.T) {
 			{fabric.ErrPortRange, vS0, 1}, {fabric.ErrPortRange, vS0, 2}, {fabric.ErrPortRange, vH1, 1},
 		}},
 		{"duplicate port GUID", func(f *fabric.Fabric) {
-			port(f, vS1, 0).GUID = 0x31 // h1[1]'s
+			vport(f, vS1, 0).GUID = 0x31 // h1[1]'s
 		}, []wantProblem{{fabric.ErrDuplicateGUID, vH1, 1}}},
 		{"duplicate port GUID on an uncabled port", func(f *fabric.Fabric) {
-			port(f, vH1, 1).GUID = 0x22 // h0[2]'s, uncabled
+			vport(f, vH1, 1).GUID = 0x22 // h0[2]'s, uncabled
 		}, []wantProblem{{fabric.ErrDuplicateGUID, vH1, 1}}},
 		{"two ports with their node's GUID", func(f *fabric.Fabric) {
-			port(f, vH0, 2).GUID = 0x20
+			vport(f, vH0, 2).GUID = 0x20
 		}, []wantProblem{{fabric.ErrDuplicateGUID, vH0, 2}}},
 		{"port GUID is another node's GUID", func(f *fabric.Fabric) {
-			port(f, vH1, 1).GUID = 0x10
+			vport(f, vH1, 1).GUID = 0x10
 		}, []wantProblem{{fabric.ErrDuplicateGUID, vH1, 1}}},
 		{"switch port 0 GUID is another node's GUID", func(f *fabric.Fabric) {
-			port(f, vS1, 0).GUID = 0x20
+			vport(f, vS1, 0).GUID = 0x20
 		}, []wantProblem{{fabric.ErrDuplicateGUID, vS1, 0}}},
+	}
+}
+
+// lidCases: duplicate LIDs, overlapping and adjacent LMC ranges, LIDs
+// beyond the unicast range.
+func lidCases() []validateCase {
+	return []validateCase{
 		{"duplicate LID", func(f *fabric.Fabric) {
-			port(f, vH1, 1).LID = 3
+			vport(f, vH1, 1).LID = 3
 		}, []wantProblem{{fabric.ErrDuplicateLID, vH1, 1}}},
 		{"duplicate LID reported at the higher node id", func(f *fabric.Fabric) {
-			port(f, vS0, 0).LID = 4
+			vport(f, vS0, 0).LID = 4
 		}, []wantProblem{{fabric.ErrDuplicateLID, vH1, 1}}},
 		{"two switches share a LID", func(f *fabric.Fabric) {
-			port(f, vS1, 0).LID = 1
+			vport(f, vS1, 0).LID = 1
 		}, []wantProblem{{fabric.ErrDuplicateLID, vS1, 0}}},
 		{"overlapping LMC ranges", func(f *fabric.Fabric) {
-			p := port(f, vH0, 1)
+			p := vport(f, vH0, 1)
 			p.LID, p.LMC = 8, 2 // 8..11
-			port(f, vH1, 1).LID = 10
+			vport(f, vH1, 1).LID = 10
 		}, []wantProblem{{fabric.ErrDuplicateLID, vH1, 1}}},
 		{"same base LID, wider range later", func(f *fabric.Fabric) {
-			port(f, vH0, 1).LID = 12
-			p := port(f, vH1, 1)
+			vport(f, vH0, 1).LID = 12
+			p := vport(f, vH1, 1)
 			p.LID, p.LMC = 12, 2
 		}, []wantProblem{{fabric.ErrDuplicateLID, vH1, 1}}},
 		{"two LIDs inside one LMC range", func(f *fabric.Fabric) {
-			p := port(f, vH0, 1)
+			p := vport(f, vH0, 1)
 			p.LID, p.LMC = 8, 2 // 8..11
-			port(f, vH1, 1).LID = 9
-			port(f, vS1, 0).LID = 10
+			vport(f, vH1, 1).LID = 9
+			vport(f, vS1, 0).LID = 10
 		}, []wantProblem{{fabric.ErrDuplicateLID, vH1, 1}, {fabric.ErrDuplicateLID, vS1, 0}}},
 		{"adjacent LMC ranges", func(f *fabric.Fabric) {
-			p := port(f, vH0, 1)
+			p := vport(f, vH0, 1)
 			p.LID, p.LMC = 8, 2 // 8..11
-			port(f, vH1, 1).LID = 12
-			port(f, vS1, 0).LID = 7
+			vport(f, vH1, 1).LID = 12
+			vport(f, vS1, 0).LID = 7
 		}, nil},
 		{"LID beyond 0xBFFF", func(f *fabric.Fabric) {
-			port(f, vH1, 1).LID = 0xC000
+			vport(f, vH1, 1).LID = 0xC000
 		}, []wantProblem{{fabric.ErrLIDRange, vH1, 1}}},
 		{"switch LID beyond 0xBFFF", func(f *fabric.Fabric) {
-			port(f, vS0, 0).LID = 0xFFFF
+			vport(f, vS0, 0).LID = 0xFFFF
 		}, []wantProblem{{fabric.ErrLIDRange, vS0, 0}}},
 		{"LMC range beyond 0xBFFF", func(f *fabric.Fabric) {
-			p := port(f, vH1, 1)
+			p := vport(f, vH1, 1)
 			p.LID, p.LMC = 0xBFF0, 5 // aligned to 16 but not to 32; the range check comes first
 		}, []wantProblem{{fabric.ErrLIDRange, vH1, 1}}},
 		{"LMC range ends one past 0xBFFF", func(f *fabric.Fabric) {
-			p := port(f, vH1, 1)
+			p := vport(f, vH1, 1)
 			p.LID, p.LMC = 0xBFFF, 1
 		}, []wantProblem{{fabric.ErrLIDRange, vH1, 1}}},
+	}
+}
+
+// lmcCases: LMCs too large or unaligned, and several problems at once.
+func lmcCases() []validateCase {
+	return []validateCase{
 		{"LMC 8", func(f *fabric.Fabric) {
-			port(f, vH1, 1).LMC = 8
+			vport(f, vH1, 1).LMC = 8
 		}, []wantProblem{{fabric.ErrLMC, vH1, 1}}},
 		{"LMC 255 without LID", func(f *fabric.Fabric) {
-			p := port(f, vH1, 1)
+			p := vport(f, vH1, 1)
 			p.LID, p.LMC = 0, 255
 		}, []wantProblem{{fabric.ErrLMC, vH1, 1}}},
 		{"unaligned base LID", func(f *fabric.Fabric) {
-			p := port(f, vH1, 1)
+			p := vport(f, vH1, 1)
 			p.LID, p.LMC = 6, 2
 		}, []wantProblem{{fabric.ErrLMC, vH1, 1}}},
 		{"unaligned switch LID", func(f *fabric.Fabric) {
-			p := port(f, vS0, 0)
+			p := vport(f, vS0, 0)
 			p.LID, p.LMC = 9, 1
 		}, []wantProblem{{fabric.ErrLMC, vS0, 0}}},
 		{"several problems", func(f *fabric.Fabric) {
-			port(f, vS1, 3).Peer = fabric.NoPeer
+			vport(f, vS1, 3).Peer = fabric.NoPeer
 			f.Nodes[vS1].GUID = 0x10
-			port(f, vH0, 1).LID = 0xC001
-			port(f, vS0, 0).LMC = 9
+			vport(f, vH0, 1).LID = 0xC001
+			vport(f, vS0, 0).LMC = 9
 		}, []wantProblem{
 			{fabric.ErrDuplicateGUID, vS1, -1},
 			{fabric.ErrAsymmetric, vH1, 1},
 			{fabric.ErrLIDRange, vH0, 1},
 			{fabric.ErrLMC, vS0, 0},
 		}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			f := validBase(t)
-			c.mutate(f)
-			err := f.Validate()
-			if len(c.want) == 0 {
-				if err != nil {
-					t.Fatalf("Validate = %v, want nil", err)
-				}
-				return
-			}
-			var ve *fabric.ValidationError
-			if !errors.As(err, &ve) {
-				t.Fatalf("Validate = %v, want a *ValidationError", err)
-			}
-			checkProblems(t, ve.Problems, c.want)
-			for _, w := range c.want {
-				if !errors.Is(err, w.err) {
-					t.Errorf("errors.Is(err, %v) = false", w.err)
-				}
-			}
-			// Compile refuses what Validate rejects.
-			if _, cerr := fabric.Compile(f); !errors.As(cerr, &ve) {
-				t.Errorf("Compile = %v, want the validation error", cerr)
-			}
-		})
 	}
 }
 

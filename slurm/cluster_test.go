@@ -57,13 +57,7 @@ func TestRealCluster(t *testing.T) {
 	hm := slurm.NewHostMap(eps, nil)
 	c := slurmtest.Start(t, slurmtest.Config{Nodes: "node[0001-0064]", REST: true, JWT: true})
 
-	type want struct {
-		spec    slurmtest.JobSpec
-		limit   time.Duration
-		part    string
-		dropped slurm.DropReason // "" = kept
-	}
-	cases := []want{
+	cases := []clusterJob{
 		{slurmtest.JobSpec{NodeList: "node[0001-0004]", TimeLimit: "60"}, time.Hour, "batch", slurm.DropSwitches}, // one leaf
 		{slurmtest.JobSpec{NodeList: "node[0005,0009,0013]", TimeLimit: "30"}, 30 * time.Minute, "batch", ""},     // three leaves
 		{slurmtest.JobSpec{Nodes: 8, TimeLimit: "2:00:00"}, 2 * time.Hour, "batch", ""},                           // SLURM picks 8: at least two leaves
@@ -83,6 +77,34 @@ func TestRealCluster(t *testing.T) {
 		"rest-unix": &slurm.REST{URL: "unix://" + c.RESTSocket, Timeout: ibtest.Budget(t)},
 		"rest-jwt":  &slurm.REST{URL: c.JWTURL, User: "root", Token: c.Token(t, time.Hour), AllowHTTPToken: true, Timeout: ibtest.Budget(t)},
 	}
+	reference := checkSources(t, sources, cases, ids, queued)
+	checkFilter(t, g, hm, reference, cases, ids)
+	checkTokenErrors(t, c)
+
+	c.Cancel(t, ids...)
+	c.WaitGone(t, 30*time.Second, ids...)
+	for name, src := range sources {
+		jobs, err := src.RunningJobs(ctx)
+		if err != nil || len(jobs) != 0 {
+			t.Errorf("%s after scancel: %d jobs, %v", name, len(jobs), err)
+		}
+	}
+}
+
+// clusterJob is a job TestRealCluster submits and what the sources and
+// the filter must make of it.
+type clusterJob struct {
+	spec    slurmtest.JobSpec
+	limit   time.Duration
+	part    string
+	dropped slurm.DropReason // "" = kept
+}
+
+// checkSources reads the running jobs (ids, as queued) from each source
+// and checks them against cases and each other; it returns squeue's.
+func checkSources(t *testing.T, sources map[string]slurm.Source, cases []clusterJob, ids []string, queued map[string]slurmtest.QueuedJob) []slurm.Job {
+	t.Helper()
+	ctx := context.Background()
 	var reference []slurm.Job
 	for _, name := range []string{"squeue", "rest-unix", "rest-jwt"} {
 		jobs, err := sources[name].RunningJobs(ctx)
@@ -117,7 +139,13 @@ func TestRealCluster(t *testing.T) {
 			t.Errorf("%s and squeue disagree:\n%+v\n%+v", name, jobs, reference)
 		}
 	}
+	return reference
+}
 
+// checkFilter filters the jobs for the fabric and checks which it keeps
+// and drops, and why.
+func checkFilter(t *testing.T, g *fabric.Graph, hm *slurm.HostMap, reference []slurm.Job, cases []clusterJob, ids []string) {
+	t.Helper()
 	sel, err := slurm.Filter(reference, hm, slurm.DefaultFilterOptions())
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +182,14 @@ func TestRealCluster(t *testing.T) {
 	if len(sel.Dropped) != len(wantDropped) || len(sel.UnknownHosts) != 0 {
 		t.Errorf("dropped %v (want %v), unknown hosts %v", sel.Dropped, wantDropped, sel.UnknownHosts)
 	}
+}
 
+// checkTokenErrors: slurmrestd's JWT port refuses a token without a user
+// name, over plain http unless allowed, and no token, each with a clear
+// error.
+func checkTokenErrors(t *testing.T, c *slurmtest.Cluster) {
+	t.Helper()
+	ctx := context.Background()
 	// a token without the user name: SLURM 22.05 answers 401; we say why first
 	if _, err := (&slurm.REST{URL: c.JWTURL, Token: c.Token(t, time.Hour)}).RunningJobs(ctx); err == nil || !strings.Contains(err.Error(), "needs the user name") {
 		t.Errorf("token without a user name: %v", err)
@@ -166,15 +201,6 @@ func TestRealCluster(t *testing.T) {
 	// JWT slurmrestd without a token: a clear error, not an empty list
 	if _, err := (&slurm.REST{URL: c.JWTURL}).RunningJobs(ctx); !errors.Is(err, slurm.ErrREST) {
 		t.Errorf("JWT slurmrestd without a token: %v, want an ErrREST", err)
-	}
-
-	c.Cancel(t, ids...)
-	c.WaitGone(t, 30*time.Second, ids...)
-	for name, src := range sources {
-		jobs, err := src.RunningJobs(ctx)
-		if err != nil || len(jobs) != 0 {
-			t.Errorf("%s after scancel: %d jobs, %v", name, len(jobs), err)
-		}
 	}
 }
 

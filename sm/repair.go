@@ -20,8 +20,9 @@ const repairSuffix = "+repair"
 // started from. When a cable or switch comes back, the daemon repairs it
 // for the fabric rather than the tables published since (see repair).
 type baseRouting struct {
-	engine string // the engine that routed it
-	hash   string // SHA-256 of its fabric's dump
+	engine string        // the engine that routed it
+	hash   string        // SHA-256 of its fabric's dump
+	g      *fabric.Graph // its fabric (st's too: kept anyway)
 	r      *lft.Routing
 	st     *cdg.State
 }
@@ -29,12 +30,12 @@ type baseRouting struct {
 // keepBase records res, published for g (dump hash) and jobs, as the
 // base of later repairs when it is a full routing for no job with a
 // State; any other full routing leaves no base.
-func (s *Server) keepBase(hash string, res *routing.Result, jobs []routing.Job) {
+func (s *Server) keepBase(g *fabric.Graph, hash string, res *routing.Result, jobs []routing.Job) {
 	if len(jobs) > 0 || res.State == nil || strings.HasSuffix(res.Routing.Engine, repairSuffix) {
 		s.base.Store(nil)
 		return
 	}
-	s.base.Store(&baseRouting{engine: res.Routing.Engine, hash: hash, r: res.Routing, st: res.State})
+	s.base.Store(&baseRouting{engine: res.Routing.Engine, hash: hash, g: g, r: res.Routing, st: res.State})
 }
 
 // repair adapts the published routing to a changed fabric with the
@@ -51,6 +52,10 @@ func (s *Server) keepBase(hash string, res *routing.Result, jobs []routing.Job) 
 // the same fabric (a poll, a restart, POST /reroute) would otherwise
 // replace tens of repaired entries by a full routing's thousands.
 //
+// Published tables of a full routing stay when the fabric changes back
+// to the one they were routed for (keepRouted): a host or cable back
+// after a loss that kept them.
+//
 // It applies when tables for this fabric's switches and LIDs are
 // published by the chain's first engine (repaired or not), no job is
 // routed now or was then (SAR tables follow their jobs), and the result
@@ -62,7 +67,7 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	}
 	base, repaired := strings.CutSuffix(pub.Engine, repairSuffix)
 	first, _, _ := strings.Cut(s.cfg.Engines, ",")
-	if first, _, _ = strings.Cut(first, ":"); base != first || (pub.FabricSHA256 == hash && !repaired) {
+	if first, _, _ = strings.Cut(first, ":"); base != first {
 		return nil
 	}
 	// The chain's first engine as configured (its parameters can change
@@ -70,6 +75,11 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	e := s.engines[0]
 	if e.Name() != base {
 		return nil
+	}
+	if !repaired {
+		if res := s.keepRouted(g, e); res != nil || pub.FabricSHA256 == hash {
+			return res
+		}
 	}
 	// The published tables were verified with State vst (nil after a
 	// restart): their repair takes the CDG of the destinations the change
@@ -97,6 +107,33 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	return s.repairFrom(ctx, g, e, repairSource{engine: base, r: old, st: vst})
 }
 
+// keepRouted returns the base routing, verified for g against its State,
+// when the fabric changed since the last reroute and g is again the
+// fabric the base was routed for (fabric.Graph.Same: the same switches,
+// LIDs, CA and router ports and cables, so every entry means what it
+// meant there) in the same switch order; nil otherwise. A reroute of the
+// fabric last routed (POST /reroute, a poll) still routes in full: that
+// is how an operator asks for one. The caller has checked that the
+// published tables are not repaired: then they are the base routing's (a
+// loss that kept them published nothing), and keeping it publishes
+// nothing either.
+func (s *Server) keepRouted(g *fabric.Graph, e routing.Engine) *routing.Result {
+	b, last := s.base.Load(), s.pubGraph.Load()
+	if b == nil || last == nil || g.Same(last) || b.engine != e.Name() || !g.Same(b.g) || b.r.CheckShape(g) != nil {
+		return nil
+	}
+	t0 := time.Now()
+	rep, next, err := routing.VerifyState(g, b.r, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, b.st)
+	tv := time.Since(t0)
+	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
+	if err != nil {
+		s.log.Warn("the routed tables do not verify for their fabric; full reroute", "err", err)
+		return nil
+	}
+	s.log.Info("the fabric is the one the published tables were routed for; kept", "engine", b.engine, "verify_seconds", tv.Seconds())
+	return &routing.Result{Routing: b.r, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: b.engine, Report: rep, Verify: tv}}}
+}
+
 // repairSource is what repairFrom repairs: tables of engine, verified
 // with State st (nil: none kept), either the published ones or the base
 // routing (base), whose fabric g may be again (whole).
@@ -114,8 +151,8 @@ type repairSource struct {
 // routes, so a part that came back without a base routing carries
 // traffic again. A fabric that only lost parts (a host's cable, a switch
 // cable nothing used) keeps the published tables, verified for it (the
-// publication then finds them unchanged): a host that reboots costs no
-// reroute and no rollout.
+// publication then finds them unchanged), and its return keeps them
+// too (keepRouted): a host that reboots costs no reroute and no rollout.
 func (s *Server) repairFrom(ctx context.Context, g *fabric.Graph, e routing.Engine, src repairSource) *routing.Result {
 	t0 := time.Now()
 	r, st, err := routing.RepairWith(ctx, g, src.r, routing.RepairOptions{State: src.st})

@@ -231,8 +231,10 @@ func TestCableReturnRepairs(t *testing.T) {
 }
 
 // A host's cable fails: the published tables need no change, so they
-// stay published (no new generation, no full reroute); the same when the
-// host comes back.
+// stay published (no new generation, no full reroute). When the host
+// comes back, the fabric is the one the published tables were routed
+// for: they stay too, verified for it against the full routing's State
+// (nothing walked) with no routing or repair run.
 func TestHostCableKeepsTables(t *testing.T) {
 	s, tp, fab, _ := torusServer(t)
 	var host fabric.Link
@@ -242,16 +244,58 @@ func TestHostCableKeepsTables(t *testing.T) {
 			break
 		}
 	}
-	for _, step := range []struct {
+	renamed := tp.Fabric.Clone()
+	ca := host.A
+	if renamed.Nodes[ca.Node].Kind == fabric.Switch {
+		ca = host.B
+	}
+	renamed.Nodes[ca.Node].Desc += " renamed"
+	for i, step := range []struct {
 		what string
 		f    *fabric.Fabric
 	}{{"host gone", unlink(tp.Fabric, host)}, {"host back", tp.Fabric}} {
-		n0 := s.Status().Reroutes
+		n0, routes, verifies := s.Status().Reroutes, phaseCount(t, s, "route"), phaseCount(t, s, "verify")
 		writeFabric(t, fab, &topo.Topology{Fabric: step.f}, nil)
 		st := waitFor(t, s, step.what, func(st Status) bool { return st.Reroutes > n0 && st.State == "idle" })
 		if st.LastResult != resultUnchanged || st.Published.Generation != 1 || st.Published.Engine != "nue" {
 			t.Fatalf("%s: %s %q, generation %d, engine %s; the published tables should stay", step.what, st.LastResult, st.LastError,
 				st.Published.Generation, st.Published.Engine)
 		}
+		if i == 0 {
+			continue
+		}
+		if n := phaseCount(t, s, "route") - routes; n != 0 {
+			t.Errorf("%s: %d routing or repair runs; the published tables were routed for this fabric", step.what, n)
+		}
+		if n := phaseCount(t, s, "verify") - verifies; n != 1 {
+			t.Errorf("%s: %d verifications, expected the kept tables' one", step.what, n)
+		}
+		if vs := s.verified.Load(); vs == nil || vs.Walked() != 0 {
+			t.Errorf("%s: the kept tables were not verified against the full routing's State", step.what)
+		}
 	}
+}
+
+// phaseCount is how many times the reroute phase was timed (metric
+// nuesm_reroute_phase_duration_seconds).
+func phaseCount(t *testing.T, s *Server, phase string) uint64 {
+	t.Helper()
+	mfs, err := s.metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "nuesm_reroute_phase_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "phase" && l.GetValue() == phase {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	t.Fatalf("no phase %q in the metrics", phase)
+	return 0
 }

@@ -142,7 +142,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	s.verified.Store(res.State)
 	s.pubGraph.Store(g)
 	if full {
-		s.keepBase(hash, res, jobs)
+		s.keepBase(g, hash, res, jobs)
 	}
 	if result == resultUnchanged {
 		st = nil

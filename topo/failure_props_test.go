@@ -373,65 +373,9 @@ func TestFailureYears(t *testing.T) {
 	}
 	cables := f.Links()
 	for y := 1; y <= 8; y++ {
-		fy, out := fails[y-1], fabs[y-1]
-		wantL := int(math.Round(float64(y) * 0.01 * 128))
-		wantS := int(math.Round(float64(y) * 0.01 * 24))
-		dead := map[fabric.Link]bool{}
-		deadSw := map[fabric.NodeID]bool{}
-		var nl, ns int
-		for _, fl := range fy {
-			if fl.Critical {
-				t.Fatalf("year %d: critical failure %+v", y, fl)
-			}
-			if fl.Kind == LinkFailure {
-				nl++
-				dead[fl.Link] = true
-			} else {
-				ns++
-				deadSw[fl.Switch] = true
-				if fl.Switch >= 8 {
-					t.Fatalf("year %d: leaf %d failed in place", y, fl.Switch)
-				}
-			}
-		}
-		// Events: the applied failures plus the critical ones repaired
-		// (only leaves hold hosts, so only leaf failures are critical).
-		rl, rs := 0, 0
-		for _, fl := range ys[y-1].Repaired {
-			if !fl.Critical {
-				t.Fatalf("year %d: repaired failure %+v is not critical", y, fl)
-			}
-			if fl.Kind == LinkFailure {
-				rl++
-			} else {
-				rs++
-				if fl.Switch < 8 {
-					t.Fatalf("year %d: spine %d repaired as critical", y, fl.Switch)
-				}
-			}
-		}
-		if nl+rl != wantL || ns+rs != wantS {
-			t.Fatalf("year %d: %d+%d link and %d+%d switch events (applied+repaired), want %d %d", y, nl, rl, ns, rs, wantL, wantS)
-		}
-		if y > 1 && !fiSame(fy[:len(fails[y-2])], fails[y-2]) {
+		checkFailureYear(t, y, fails[y-1], ys[y-1].Repaired, fabs[y-1], cables)
+		if y > 1 && !fiSame(fails[y-1][:len(fails[y-2])], fails[y-2]) {
 			t.Fatalf("year %d does not extend year %d", y, y-1)
-		}
-		live := 0
-		for _, l := range cables {
-			if !dead[l] && !deadSw[l.A.Node] && !deadSw[l.B.Node] {
-				live++
-			}
-		}
-		if err := out.Validate(); err != nil {
-			t.Fatalf("year %d: %v", y, err)
-		}
-		if len(out.Links()) != live || out.Count(fabric.Switch) != 24-ns {
-			t.Fatalf("year %d: %d cables %d switches, want %d %d", y, len(out.Links()), out.Count(fabric.Switch), live, 24-ns)
-		}
-		for g, n := range fiCAGroups(out) {
-			if n != 32 {
-				t.Fatalf("year %d: host %#x reaches %d hosts, want all 32", y, g, n)
-			}
 		}
 	}
 	fabs2, fails2, err := FailureYears(f, 0.01, 0.01, 8, 5)
@@ -449,6 +393,12 @@ func TestFailureYears(t *testing.T) {
 		t.Fatalf("years share memory: %v", err)
 	}
 
+}
+
+// TestFailureYearsInvalid: negative, infinite or NaN rates, rates too
+// high for the years, and no years are refused (ErrFailureSpec).
+func TestFailureYearsInvalid(t *testing.T) {
+	f := fiTwoLevel(t, 8, 16, 2)
 	for _, c := range []struct {
 		lr, sr float64
 		years  int
@@ -459,16 +409,84 @@ func TestFailureYears(t *testing.T) {
 			t.Errorf("FailureYears(%v, %v, %d): %v, want ErrFailureSpec", c.lr, c.sr, c.years, err)
 		}
 	}
-	// In a tree every failure is critical: each event is repaired and the
-	// fabric stays whole.
+}
+
+// TestFailInPlaceTree: in a tree every failure is critical: each event is
+// repaired and the fabric stays whole.
+func TestFailInPlaceTree(t *testing.T) {
 	tree := fiFabric(t, []int{1, 1, 1}, [][2]int{{0, 1}, {0, 2}})
-	ys, err = FailInPlace(tree, 0.5, 0, 2, 1)
+	ys, err := FailInPlace(tree, 0.5, 0, 2, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for y, yr := range ys {
 		if len(yr.Failures) != 0 || len(yr.Repaired) != y+1 || len(yr.Fabric.Links()) != len(tree.Links()) {
 			t.Errorf("tree year %d: %d applied, %d repaired, %d cables; want 0, %d, %d", y+1, len(yr.Failures), len(yr.Repaired), len(yr.Fabric.Links()), y+1, len(tree.Links()))
+		}
+	}
+}
+
+// checkFailureYear checks year y of FailureYears on fiTwoLevel(8, 16, 2)
+// (cables): its failures fy, none critical and no leaf failed in place,
+// with the critical ones FailInPlace repaired (repaired) as many events
+// as the rates give; its fabric out valid, without the failed parts, and
+// every host reaching all 32.
+func checkFailureYear(t *testing.T, y int, fy, repaired []Failure, out *fabric.Fabric, cables []fabric.Link) {
+	t.Helper()
+	wantL := int(math.Round(float64(y) * 0.01 * 128))
+	wantS := int(math.Round(float64(y) * 0.01 * 24))
+	dead := map[fabric.Link]bool{}
+	deadSw := map[fabric.NodeID]bool{}
+	var nl, ns int
+	for _, fl := range fy {
+		if fl.Critical {
+			t.Fatalf("year %d: critical failure %+v", y, fl)
+		}
+		if fl.Kind == LinkFailure {
+			nl++
+			dead[fl.Link] = true
+		} else {
+			ns++
+			deadSw[fl.Switch] = true
+			if fl.Switch >= 8 {
+				t.Fatalf("year %d: leaf %d failed in place", y, fl.Switch)
+			}
+		}
+	}
+	// Events: the applied failures plus the critical ones repaired
+	// (only leaves hold hosts, so only leaf failures are critical).
+	rl, rs := 0, 0
+	for _, fl := range repaired {
+		if !fl.Critical {
+			t.Fatalf("year %d: repaired failure %+v is not critical", y, fl)
+		}
+		if fl.Kind == LinkFailure {
+			rl++
+		} else {
+			rs++
+			if fl.Switch < 8 {
+				t.Fatalf("year %d: spine %d repaired as critical", y, fl.Switch)
+			}
+		}
+	}
+	if nl+rl != wantL || ns+rs != wantS {
+		t.Fatalf("year %d: %d+%d link and %d+%d switch events (applied+repaired), want %d %d", y, nl, rl, ns, rs, wantL, wantS)
+	}
+	live := 0
+	for _, l := range cables {
+		if !dead[l] && !deadSw[l.A.Node] && !deadSw[l.B.Node] {
+			live++
+		}
+	}
+	if err := out.Validate(); err != nil {
+		t.Fatalf("year %d: %v", y, err)
+	}
+	if len(out.Links()) != live || out.Count(fabric.Switch) != 24-ns {
+		t.Fatalf("year %d: %d cables %d switches, want %d %d", y, len(out.Links()), out.Count(fabric.Switch), live, 24-ns)
+	}
+	for g, n := range fiCAGroups(out) {
+		if n != 32 {
+			t.Fatalf("year %d: host %#x reaches %d hosts, want all 32", y, g, n)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -68,39 +67,67 @@ func TestServePublishesPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeDump(t, fab, tp.Fabric)
-	cfg := sm.Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 4, Listen: "127.0.0.1:0"}
-	cfg.FabricPoll.Duration = sm.MinFabricPoll
-	opts, err := serveOptions(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sm.New(cfg, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	waitGen := func(gen int) sm.Status {
-		deadline := time.Now().Add(60 * time.Second)
-		for time.Now().Before(deadline) {
-			if st := s.Status(); st.Published != nil && st.Published.Generation >= gen {
-				return st
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		t.Fatalf("timeout waiting for generation %d; status %+v", gen, s.Status())
-		return sm.Status{}
-	}
+	s := planDaemon(t, fab, out)
 	cur := filepath.Join(out, "current")
 
-	st := waitGen(1)
+	checkInitialPlan(t, waitGeneration(t, s, 1), cur)
+	prev := filepath.Join(dir, "prev")
+	if err := os.MkdirAll(prev, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"nuesm.lft", "nuesm.sl", "nuesm.sl2vl"} {
+		copyFile(t, filepath.Join(cur, f), filepath.Join(prev, f))
+	}
+
+	// A cable fails: the dump is replaced, the daemon reroutes.
+	failed, _, err := topo.InjectFailures(tp.Fabric, topo.FailureSpec{Links: 2, Seed: 5, SkipCritical: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeDump(t, fab, failed)
+	checkReroutePlan(t, waitGeneration(t, s, 2), failed, prev, cur)
+
+	// And the CLI proves the same switch-over from the published files.
+	outText, _, err := run(t, "plan", prev, cur, "--verify")
+	if err != nil || !strings.Contains(outText, "SAFE") {
+		t.Fatalf("nuesm plan on the published generations: %v\n%s", err, outText)
+	}
+}
+
+// planDaemon runs the daemon with the planner (as `nuesm serve` wires
+// it) on dump fab, publishing to out, until the test ends.
+func planDaemon(t *testing.T, fab, out string) *sm.Server {
+	t.Helper()
+	cfg := sm.Config{Fabric: fab, Output: out, Engines: "nue", MaxVLs: 4, Listen: "127.0.0.1:0"}
+	cfg.FabricPoll.Duration = sm.MinFabricPoll
+	s, _ := e2eServe(t, cfg)
+	return s
+}
+
+// waitGeneration waits (at most 60 s) until s has published generation
+// gen or a later one.
+func waitGeneration(t *testing.T, s *sm.Server, gen int) sm.Status {
+	t.Helper()
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(10 * time.Minute)
+	}
+	deadline = deadline.Add(-5 * time.Second)
+	for time.Now().Before(deadline) {
+		if st := s.Status(); st.Published != nil && st.Published.Generation >= gen {
+			return st
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timeout waiting for generation %d; status %+v", gen, s.Status())
+	return sm.Status{}
+}
+
+// checkInitialPlan checks the first generation's plan.json (in cur) and
+// status summary: verified, counting nuesm.lft's writes without listing
+// them.
+func checkInitialPlan(t *testing.T, st sm.Status, cur string) {
+	t.Helper()
 	p1 := readPlan(t, filepath.Join(cur, "plan.json"))
 	if !strings.Contains(p1.Note, "initial") || p1.Verify == nil || !p1.Verify.Safe || p1.Metrics.Writes == 0 {
 		t.Fatalf("initial plan: %+v", p1)
@@ -118,21 +145,14 @@ func TestServePublishesPlan(t *testing.T) {
 	if !strings.Contains(p1.Note, "nuesm.lft") {
 		t.Errorf("initial plan note %q does not say where its writes are", p1.Note)
 	}
-	prev := filepath.Join(dir, "prev")
-	if err := os.MkdirAll(prev, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"nuesm.lft", "nuesm.sl", "nuesm.sl2vl"} {
-		copyFile(t, filepath.Join(cur, f), filepath.Join(prev, f))
-	}
+}
 
-	// A cable fails: the dump is replaced, the daemon reroutes.
-	failed, _, err := topo.InjectFailures(tp.Fabric, topo.FailureSpec{Links: 2, Seed: 5, SkipCritical: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeDump(t, fab, failed)
-	st = waitGen(2)
+// checkReroutePlan checks the plan of the reroute after the cable
+// failure (fabric failed): verified, its writes listed and summed in
+// status.json, exactly the entries that differ between the tables in
+// prev (before) and cur.
+func checkReroutePlan(t *testing.T, st sm.Status, failed *fabric.Fabric, prev, cur string) {
+	t.Helper()
 	p2 := readPlan(t, filepath.Join(cur, "plan.json"))
 	writes := 0
 	for _, s := range p2.Steps {
@@ -167,10 +187,5 @@ func TestServePublishesPlan(t *testing.T) {
 	}
 	if n := d.Summary().Entries; n != writes || n == 0 {
 		t.Fatalf("plan writes %d entries, the tables differ in %d", writes, n)
-	}
-	// And the CLI proves the same switch-over from the published files.
-	outText, _, err := run(t, "plan", prev, cur, "--verify")
-	if err != nil || !strings.Contains(outText, "SAFE") {
-		t.Fatalf("nuesm plan on the published generations: %v\n%s", err, outText)
 	}
 }

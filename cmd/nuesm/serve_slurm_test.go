@@ -23,15 +23,7 @@ func TestServeCountsSLURMErrors(t *testing.T) {
 	}
 	cfg := sm.Config{Fabric: dump, Output: filepath.Join(t.TempDir(), "out"), Engines: "sar-nue", Listen: "127.0.0.1:0",
 		SLURM: sm.SLURMConfig{Enabled: true, Squeue: squeue, Poll: sm.Duration{Duration: -1}}}
-	opts, err := serveOptions(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sm.New(cfg, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := e2eDaemon(t, srv)
+	srv, addr := e2eServe(t, cfg)
 	st := e2eWaitStatus(t, srv, "published", func(st sm.Status) bool { return st.Published != nil })
 	if !strings.Contains(st.SLURM, "Unable to contact slurm controller") {
 		t.Errorf("status slurm %q", st.SLURM)

@@ -167,20 +167,7 @@ func TestSLURMEndToEnd(t *testing.T) {
 	})
 	t.Setenv("SLURM_CONF", c.Conf) // the daemon's squeue finds the cluster so
 
-	cfg := sm.Config{Fabric: dump, Output: filepath.Join(dir, "out"), Engines: "sar-nue", Listen: "127.0.0.1:0",
-		SLURM: sm.SLURMConfig{Enabled: true, Poll: sm.Duration{Duration: -1}}}
-	opts, err := serveOptions(cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sm.New(cfg, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := e2eDaemon(t, srv)
-	if err := os.WriteFile(addrFile, []byte(addr), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv, cfg, addr := e2eSLURMDaemon(t, dump, dir, addrFile)
 	st := e2eWaitStatus(t, srv, "published at start", func(st sm.Status) bool {
 		return st.Published != nil && st.LastTrigger == "start"
 	})
@@ -218,7 +205,60 @@ func TestSLURMEndToEnd(t *testing.T) {
 		}
 	}
 
-	// the same jobs, the same fabric, plain Nue
+	checkSARAgainstNue(t, cfg, c, g, pub, ids)
+	checkJobMetrics(t, addr, pub)
+
+	// scancel: the epilog hook reroutes without the jobs
+	c.Cancel(t, append(slices.Clone(ids), single)...)
+	st = e2eWaitStatus(t, srv, "rerouted without the jobs", func(st sm.Status) bool {
+		return st.Jobs != nil && len(st.Jobs) == 0 && st.Published.Generation > pub.Generation && len(st.Published.Jobs) == 0
+	})
+	if st.Published.EffectiveEFI != 0 || st.Published.Engine != "sar-nue" || !st.Published.Verified {
+		t.Errorf("after scancel: published %+v", st.Published)
+	}
+	m := e2eScrape(t, addr)
+	if m["nuesm_sar_jobs"] != 0 || m[`nuesm_reroute_triggers_total{source="http-epilog"}`] < 1 {
+		t.Errorf("after scancel: metrics jobs %v, epilog triggers %v", m["nuesm_sar_jobs"], m[`nuesm_reroute_triggers_total{source="http-epilog"}`])
+	}
+	t.Logf("end to end in %v", time.Since(t0).Round(time.Millisecond))
+}
+
+// e2eSLURMDaemon starts the daemon of TestSLURMEndToEnd on dump (output
+// under dir) as `nuesm serve --slurm` wires it, polling off, and writes
+// its address to addrFile for the hooks.
+func e2eSLURMDaemon(t testing.TB, dump, dir, addrFile string) (*sm.Server, sm.Config, string) {
+	t.Helper()
+	cfg := sm.Config{Fabric: dump, Output: filepath.Join(dir, "out"), Engines: "sar-nue", Listen: "127.0.0.1:0",
+		SLURM: sm.SLURMConfig{Enabled: true, Poll: sm.Duration{Duration: -1}}}
+	srv, addr := e2eServe(t, cfg)
+	if err := os.WriteFile(addrFile, []byte(addr), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv, cfg, addr
+}
+
+// e2eServe runs the daemon on cfg as `nuesm serve` wires it
+// (serveOptions) until the test ends, and returns it with its HTTP
+// address.
+func e2eServe(t testing.TB, cfg sm.Config) (*sm.Server, string) {
+	t.Helper()
+	opts, err := serveOptions(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sm.New(cfg, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, e2eDaemon(t, srv)
+}
+
+// checkSARAgainstNue routes the running jobs (squeue's, which the
+// slurmrestd source must see alike) with plain Nue and checks that the
+// published sar-nue tables' effective EFI is no worse per job and
+// better in total.
+func checkSARAgainstNue(t *testing.T, cfg sm.Config, c *slurmtest.Cluster, g *fabric.Graph, pub *sm.PublishedStatus, ids []string) {
+	t.Helper()
 	src, err := sm.NewSLURMJobs(cfg.Defaults().SLURM)
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +294,12 @@ func TestSLURMEndToEnd(t *testing.T) {
 	}
 	t.Logf("effective EFI: sar-nue %d, nue %d; dark fiber: sar-nue %.1f%%, nue %.1f%%", pub.EffectiveEFI, pm.EffectiveEFI, pub.DarkFiber, pm.DarkFiber)
 
+}
+
+// checkJobMetrics checks /metrics for the three jobs routed: their
+// count, the effective EFI published, no poll error, a prolog trigger.
+func checkJobMetrics(t *testing.T, addr string, pub *sm.PublishedStatus) {
+	t.Helper()
 	m := e2eScrape(t, addr)
 	if m["nuesm_sar_jobs"] != 3 || m["nuesm_sar_effective_efi_paths"] != float64(pub.EffectiveEFI) || m["nuesm_slurm_poll_errors_total"] != 0 {
 		t.Errorf("metrics: jobs %v, effective EFI %v (status %d), poll errors %v",
@@ -262,20 +308,6 @@ func TestSLURMEndToEnd(t *testing.T) {
 	if m[`nuesm_reroute_triggers_total{source="http-prolog"}`] < 1 {
 		t.Errorf("no reroute triggered by the prolog hook: %v", m[`nuesm_reroute_triggers_total{source="http-prolog"}`])
 	}
-
-	// scancel: the epilog hook reroutes without the jobs
-	c.Cancel(t, append(slices.Clone(ids), single)...)
-	st = e2eWaitStatus(t, srv, "rerouted without the jobs", func(st sm.Status) bool {
-		return st.Jobs != nil && len(st.Jobs) == 0 && st.Published.Generation > pub.Generation && len(st.Published.Jobs) == 0
-	})
-	if st.Published.EffectiveEFI != 0 || st.Published.Engine != "sar-nue" || !st.Published.Verified {
-		t.Errorf("after scancel: published %+v", st.Published)
-	}
-	m = e2eScrape(t, addr)
-	if m["nuesm_sar_jobs"] != 0 || m[`nuesm_reroute_triggers_total{source="http-epilog"}`] < 1 {
-		t.Errorf("after scancel: metrics jobs %v, epilog triggers %v", m["nuesm_sar_jobs"], m[`nuesm_reroute_triggers_total{source="http-epilog"}`])
-	}
-	t.Logf("end to end in %v", time.Since(t0).Round(time.Millisecond))
 }
 
 func e2eChain(t testing.TB, chain string) []routing.Engine {

@@ -44,20 +44,7 @@ func BenchmarkSLURMReaction_FatTree3_k12(b *testing.B) {
 		EpilogSlurmctld: e2eHookWrapper(b, dir, "epilog", addrFile),
 	})
 	b.Setenv("SLURM_CONF", c.Conf)
-	cfg := sm.Config{Fabric: dump, Output: filepath.Join(dir, "out"), Engines: "sar-nue", Listen: "127.0.0.1:0",
-		SLURM: sm.SLURMConfig{Enabled: true, Poll: sm.Duration{Duration: -1}}}
-	opts, err := serveOptions(cfg, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := sm.New(cfg, opts...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := e2eDaemon(b, srv)
-	if err := os.WriteFile(addrFile, []byte(addr), 0o644); err != nil {
-		b.Fatal(err)
-	}
+	srv, _, addr := e2eSLURMDaemon(b, dump, dir, addrFile)
 	e2eWaitStatus(b, srv, "published at start", func(st sm.Status) bool { return st.Published != nil })
 
 	var prolog time.Duration

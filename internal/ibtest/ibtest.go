@@ -126,8 +126,11 @@ type SimConfig struct {
 type Sim struct {
 	NetFile  string // the net file it simulates
 	SockName string // its IBSIM_SOCKNAME
-	Dir      string // directory of its log
-	Host     string // SIM_HOST for clients ("" = default)
+	// Dir holds its log and is its clients' working directory
+	// (Command): umad2sim makes a sys-<pid> directory in a client's
+	// working directory and leaves it when a signal kills the client.
+	Dir  string
+	Host string // SIM_HOST for clients ("" = default)
 
 	lib     string
 	proc    *proc
@@ -254,14 +257,15 @@ func (s *Sim) Console(timeout time.Duration, command string) (string, error) {
 func (s *Sim) Log() string { return readFile(s.proc.logPath) }
 
 // Command prepares a client program (found with LookPath) to run against
-// the simulator; ctx bounds its run time.
+// the simulator in Dir (file names given to it must be absolute); ctx
+// bounds its run time.
 func (s *Sim) Command(ctx context.Context, name string, args ...string) (*exec.Cmd, error) {
 	bin, err := LookPath(name)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = s.Env()
+	cmd.Env, cmd.Dir = s.Env(), s.Dir
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 3 * time.Second
 	return cmd, nil

@@ -1,11 +1,13 @@
 package ibtest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recTB records the first Skipf/Fatalf instead of stopping the test.
@@ -95,5 +97,53 @@ func TestSimOpenSMAndClient(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "0x0004 001 : (Channel Adapter portguid 0x0002c90100000005: 'host2 HCA-1')") {
 		t.Errorf("ibroute 2:\n%s", out)
+	}
+}
+
+// TestClientsRunInSimDir: a client killed by a signal leaves umad2sim's
+// sys-<pid> directory in the simulator's directory, not in the test's
+// working directory (the package's source).
+func TestClientsRunInSimDir(t *testing.T) {
+	Require(t, "ibsim", "ibping")
+	net := filepath.Join(t.TempDir(), "tiny.net")
+	if err := os.WriteFile(net, []byte(tinyNet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sim := StartSim(t, net, SimConfig{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd, err := sim.Command(ctx, "ibping", "-S") // a server: runs until killed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sys := fmt.Sprintf("sys-%d", cmd.Process.Pid)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, sys))
+		return err == nil
+	}
+	deadline := Deadline(t)
+	for !in(sim.Dir) && !in(wd) {
+		if time.Now().After(deadline) {
+			t.Fatalf("ibping -S made no %s in %s or %s", sys, sim.Dir, wd)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel() // SIGTERM (Command): ibping ends without cleaning up
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("ibping -S ended on its own")
+	}
+	if in(wd) {
+		_ = os.RemoveAll(filepath.Join(wd, sys))
+		t.Fatalf("the client ran in %s: its %s was left there", wd, sys)
+	}
+	if !in(sim.Dir) {
+		t.Errorf("ibping -S, killed, left no %s in %s: umad2sim cleaned up after all?", sys, sim.Dir)
 	}
 }

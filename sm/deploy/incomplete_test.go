@@ -62,7 +62,7 @@ func TestDiscoverRefusesIncompleteScan(t *testing.T) {
 	}
 	d := &Deployer{cfg: Config{Fabric: fab}, met: newMetrics(prometheus.NewRegistry()),
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		run: &runner{env: sim.Env(), timeout: ibtest.Budget(t) / 4, limit: 64 << 20}}
+		run: &runner{work: sim.Dir, env: sim.Env(), timeout: ibtest.Budget(t) / 4, limit: 64 << 20}}
 	triggers := 0
 	trigger := func(string) { triggers++ }
 	ctx := context.Background()
