@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -92,37 +93,34 @@ func lftGet(block uint32) Request {
 }
 
 // TestPortRetryTimeoutGrows: a switch that answers only tries given at
-// least 40 ms (a busy SMA) is reached on the try whose timeout has grown
+// least 80 ms (a busy SMA) is reached on the try whose timeout has grown
 // to that; the answers to the earlier tries come after those gave up and
 // are dropped, not taken for the later try's (each try has its own TID).
 func TestPortRetryTimeoutGrows(t *testing.T) {
-	dev := newFakeDev(func(_, timeoutMS int) (bool, uint32) { return timeoutMS < 40, 0 })
+	dev := newFakeDev(func(_, timeoutMS int) (bool, uint32) { return timeoutMS < 80, 0 })
 	p := newPort(dev, 0x10000)
 	defer p.Close()
-	var late int
-	var mu sync.Mutex
+	var late atomic.Int32
 	p.trace = func(ev string, _ uint32) {
 		if ev == "late" {
-			mu.Lock()
-			late++
-			mu.Unlock()
+			late.Add(1)
 		}
 	}
-	r, err := p.Do(context.Background(), lftGet(3), Options{Timeout: 10 * time.Millisecond, Retries: 3})
+	r, err := p.Do(context.Background(), lftGet(3), Options{Timeout: 20 * time.Millisecond, Retries: 3})
 	if err != nil {
 		t.Fatalf("%v (header timeouts sent: %v)", err, dev.sent())
 	}
+	// A stall of the machine may cost the 80 ms try its answer: the
+	// fourth waits as long.
 	sends := dev.sent()
-	if want := []int{10, 20, 40}; len(sends) != 3 || sends[0] != want[0] || sends[1] != want[1] || sends[2] != want[2] {
-		t.Errorf("header timeouts of the tries %v, want %v", sends, want)
+	if len(sends) < 3 || sends[0] != 20 || sends[1] != 40 || sends[2] != 80 {
+		t.Errorf("header timeouts of the tries %v, want 20, 40, 80 (and 80)", sends)
 	}
-	if r.Data[0] != 2 || r.AttrMod != 3 {
-		t.Errorf("answer to send %d (block %d), want the third try's (block 3)", r.Data[0], r.AttrMod)
+	if int(r.Data[0]) < 2 || r.AttrMod != 3 {
+		t.Errorf("answer to send %d (block %d), want the third or fourth try's (block 3)", r.Data[0], r.AttrMod)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if late != 2 {
-		t.Errorf("%d late answers dropped, want the first two tries'", late)
+	if n := late.Load(); n < 2 {
+		t.Errorf("%d late answers dropped, want the first two tries'", n)
 	}
 	if got := (Options{Timeout: 10 * time.Millisecond}).tryTimeout(9); got != maxBackoff*10*time.Millisecond {
 		t.Errorf("try 9 waits %v, want the cap %v", got, maxBackoff*10*time.Millisecond)
@@ -187,6 +185,12 @@ func TestPortWindow(t *testing.T) {
 	dev.keep = true
 	p := newPort(dev, 0)
 	defer p.Close()
+	var expired atomic.Int32 // slots freed by the grace (a stall of a second or more)
+	p.trace = func(ev string, _ uint32) {
+		if ev == "expired" {
+			expired.Add(1)
+		}
+	}
 	const calls = 40 // 4 tries each: 160 SMPs without the window
 	var wg sync.WaitGroup
 	for i := range calls {
@@ -201,8 +205,8 @@ func TestPortWindow(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond) // the tries given up on stay within the grace
-	if n := len(dev.sent()); n != maxOutstanding {
-		t.Errorf("%d SMPs sent without an answer, want the window's %d", n, maxOutstanding)
+	if n, e := len(dev.sent()), int(expired.Load()); n < maxOutstanding || n > maxOutstanding+e {
+		t.Errorf("%d SMPs sent without an answer (%d tries' grace ran out), want the window's %d", n, e, maxOutstanding)
 	}
 	dev.release()
 	done := make(chan struct{})
