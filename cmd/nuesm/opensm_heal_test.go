@@ -47,6 +47,7 @@ type healResult struct {
 // long with NotHealed, a benchmark row for a subnet manager that never
 // heals; 0: the test fails at its deadline instead).
 type healWatch struct {
+	sim    *ibtest.Sim // its exit fails the test at once
 	env    []string
 	g      *fabric.Graph
 	sls    func(*lft.Routing)
@@ -78,13 +79,22 @@ func measureHeal(t *testing.T, w healWatch, fail func() time.Time) (res healResu
 	}()
 	var prev *lft.Routing // the last state verified
 	var rep *cdg.Report
+	lastErr := ""
 	for {
 		began := time.Now()
 		r, err := rd.read(context.Background())
 		now := time.Now()
+		if err != nil && w.sim != nil && w.sim.Exited() {
+			words := strings.Split(strings.TrimSpace(w.sim.Log()), "\n")
+			t.Fatalf("ibsim exited during the heal (read-back: %v); its last words:\n%s", err, strings.Join(words[max(0, len(words)-3):], "\n"))
+		}
 		if err != nil {
-			t.Logf("read-back failed (counted as nothing healed): %v", err)
+			if err.Error() != lastErr {
+				t.Logf("read-back failed (counted as nothing healed): %v", err)
+			}
+			lastErr = err.Error()
 		} else {
+			lastErr = ""
 			reading += now.Sub(began)
 			if sls != nil {
 				sls(r)
@@ -272,7 +282,7 @@ func healNuesm(t *testing.T, tp *topo.Topology, vls int, drain time.Duration, ap
 	b, srv, st := deployedOn(newOSMBed(t, tp, osmConf...), "nue", vls, false, func(c *sm.Config) { c.OpenSM.Drain.Duration, c.OpenSM.Apply = drain, apply })
 	name, port := interSwitchPort(t, tp)
 	g := withoutCable(t, b.sim, name, port)
-	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, fmt.Sprintf("%q[%d]", name, port)))
+	res := measureHeal(t, healWatch{sim: b.sim, env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, fmt.Sprintf("%q[%d]", name, port)))
 	checkCut(t, b.sim, g)
 	b.waitDeployed(srv, st.Published.Generation, "after the failure")
 	seen := changes(srv)
@@ -312,7 +322,7 @@ func healOpenSM(t *testing.T, tp *topo.Topology, engine string) healResult {
 	if engine != "dfsssp" { // one VL: SL 0 is the truth; dfsssp's SLs are not read
 		sls = func(*lft.Routing) {}
 	}
-	res := measureHeal(t, healWatch{env: env, g: g, sls: sls, window: openSMHealWindow}, unlink(t, sim, fmt.Sprintf("%q[%d]", name, port)))
+	res := measureHeal(t, healWatch{sim: sim, env: env, g: g, sls: sls, window: openSMHealWindow}, unlink(t, sim, fmt.Sprintf("%q[%d]", name, port)))
 	checkCut(t, sim, g)
 	return res
 }
@@ -426,7 +436,7 @@ func TestOpenSMSwitchFailure(t *testing.T) {
 	b, srv, st := deployed(t, tp, "nue", 4, true, nil)
 	sw := topSwitch(t, tp, 2)
 	g := withoutSwitch(t, b.sim, sw)
-	res := measureHeal(t, healWatch{env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, fmt.Sprintf("%q", sw)))
+	res := measureHeal(t, healWatch{sim: b.sim, env: b.toolEnv(), g: g, sls: b.stagedSLs(g)}, unlink(t, b.sim, fmt.Sprintf("%q", sw)))
 	checkCut(t, b.sim, g) // 47 switches: discovery no longer reaches the failed one
 	if res.Unsafe > 0 {
 		t.Errorf("%d of %d states read back were unsafe: %s", res.Unsafe, res.Distinct, res.Worst)

@@ -39,8 +39,8 @@ func newSMPAgentCmd() *cobra.Command {
 	f := c.Flags()
 	f.StringVar(&device, "device", "/dev/infiniband/umad0", "umad device of the port the SMPs leave from")
 	f.Uint64Var(&mkey, "mkey", 0, "M_Key sent with every SMP")
-	f.DurationVar(&timeout, "timeout", 200*time.Millisecond, "time to wait for each answer")
-	f.IntVar(&retries, "retries", 3, "tries after the first when no answer comes")
+	f.DurationVar(&timeout, "timeout", 200*time.Millisecond, "time to wait for the first try's answer (each retry waits twice as long as the one before, up to 4 times this)")
+	f.IntVar(&retries, "retries", 3, "tries after the first when no answer comes (each SMP is retried alone)")
 	f.IntVar(&parallel, "parallel", 16, "SMPs in flight at once")
 	return c
 }

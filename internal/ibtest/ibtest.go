@@ -256,6 +256,10 @@ func (s *Sim) Console(timeout time.Duration, command string) (string, error) {
 // Log returns ibsim's output so far.
 func (s *Sim) Log() string { return readFile(s.proc.logPath) }
 
+// Exited reports whether ibsim has exited (ibsim 0.10 exits, for one, when
+// a client dies while it connects: "can't connect to in socket").
+func (s *Sim) Exited() bool { return s.proc.exited() }
+
 // Command prepares a client program (found with LookPath) to run against
 // the simulator in Dir (file names given to it must be absolute); ctx
 // bounds its run time.

@@ -58,20 +58,30 @@ static int nuesm_umad_send(int fd, uint32_t agent, const void *mad, uint32_t tim
 	return 0;
 }
 
+// transient says whether a failed poll or read may be tried again: an
+// interrupt, no data yet, or no errno at all (umad2sim's poll fails
+// without one on a spurious wake-up, and its read returns -EWOULDBLOCK
+// without setting errno).
+static int transient(int e) {
+	return e == 0 || e == EINTR || e == EAGAIN || e == EWOULDBLOCK;
+}
+
 // nuesm_umad_recv waits up to timeout_ms for a MAD: 0 when none came,
 // 1 with the MAD and its status, a negative errno on failure.
 static int nuesm_umad_recv(int fd, void *mad, uint32_t *status, int timeout_ms) {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
+	errno = 0;
 	int r = poll(&p, 1, timeout_ms);
 	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
+		return transient(errno) ? 0 : -errno;
 	if (r == 0 || !(p.revents & POLLIN))
 		return 0;
 	unsigned char buf[sizeof(struct ib_user_mad_hdr_old) + 256];
 	memset(buf, 0, sizeof(buf));
+	errno = 0;
 	ssize_t n = read(fd, buf, sizeof(buf));
 	if (n < 0)
-		return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+		return transient(errno) ? 0 : -errno;
 	if ((size_t)n < sizeof(struct ib_user_mad_hdr_old))
 		return 0;
 	*status = ((struct ib_user_mad_hdr_old *)buf)->status;

@@ -162,6 +162,9 @@ type Deployer struct {
 	// (oweTrapSweep); owed signals Run.
 	trapOwed atomic.Bool
 	owed     chan struct{}
+	// superseded counts the scans in a row not adopted because a link's
+	// trap came during them (trapDuringScan).
+	superseded atomic.Int32
 }
 
 // read reads the switches back; entries dump_fts misses that no step

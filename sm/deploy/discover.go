@@ -202,10 +202,14 @@ func stampOf(path string) stamp {
 // discover runs ibnetdiscover and, when the fabric differs from the
 // daemon's dump (ignoring ibnetdiscover's header comments, which carry
 // the time, and the order of its nodes), replaces the dump and triggers
-// a reroute. A scan in which queries failed is not adopted; discover
-// then reports true (scan again).
+// a reroute. A scan in which queries failed, or during which OpenSM
+// logged a link's trap, is not adopted; discover then reports true (scan
+// again).
 func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) (incomplete bool) {
-	t0 := time.Now()
+	t0, logOff := time.Now(), int64(-1)
+	if d.osm != nil {
+		logOff = d.osm.logOffset()
+	}
 	out, stderr, err := d.run.runStderr(ctx, "ibnetdiscover")
 	if err != nil && ctx.Err() != nil {
 		d.log.Debug("fabric discovery cancelled", "trigger", reason, "seconds", time.Since(t0).Seconds())
@@ -216,6 +220,10 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 		err = scanIncomplete(stderr)
 		incomplete = err != nil
 	}
+	if err == nil && logOff >= 0 {
+		err = d.trapDuringScan(logOff)
+		incomplete = err != nil
+	}
 	if err == nil {
 		_, err = ibnetdiscover.Parse(bytes.NewReader(out), "ibnetdiscover")
 	}
@@ -224,10 +232,15 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 	d.disc.LastRun, d.disc.LastTrigger, d.disc.LastError = time.Now().UTC(), reason, ""
 	d.mu.Unlock()
 	if err != nil {
-		d.met.discover.WithLabelValues("failed").Inc()
 		d.mu.Lock()
 		d.disc.LastError = err.Error()
 		d.mu.Unlock()
+		if errors.Is(err, errTrapDuringScan) {
+			d.met.discover.WithLabelValues("superseded").Inc()
+			d.log.Info("fabric discovery not adopted", "trigger", reason, "reason", err)
+			return incomplete
+		}
+		d.met.discover.WithLabelValues("failed").Inc()
 		d.log.Warn("fabric discovery failed", "trigger", reason, "err", err)
 		return incomplete
 	}
@@ -237,6 +250,31 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 
 // errIncompleteScan marks an ibnetdiscover run whose queries failed.
 var errIncompleteScan = errors.New("incomplete scan")
+
+// errTrapDuringScan marks an ibnetdiscover run during which OpenSM logged
+// a link's trap: the scan may have read the link's ports before the
+// change (a complete dump of the old fabric). Adopted, it would start a
+// reroute for a fabric that is gone, whose SMP writes cross the failed
+// link; the watch handles the trap instead, and the fabric is scanned
+// again.
+var errTrapDuringScan = errors.New("a link's trap came during the scan")
+
+// maxSuperseded is how many scans in a row a link's traps may supersede:
+// a link that keeps flapping must not keep the fabric undiscovered.
+const maxSuperseded = 3
+
+// trapDuringScan returns an errTrapDuringScan error when OpenSM's log
+// shows a link's trap after offset off (the scan's start), unless the
+// last maxSuperseded scans were superseded so.
+func (d *Deployer) trapDuringScan(off int64) error {
+	lg, err := d.osm.readLog(off)
+	if err != nil || lg.linkChanges == 0 || d.superseded.Load() >= maxSuperseded {
+		d.superseded.Store(0)
+		return nil
+	}
+	d.superseded.Add(1)
+	return fmt.Errorf("%w (%d in OpenSM's log): the scan may predate the change; the trap's own reads follow and the fabric is scanned again", errTrapDuringScan, lg.linkChanges)
+}
 
 // scanFailure matches the lines libibnetdisc writes to standard error
 // for a query that got no answer ("… umad (DR path …) bad status 110;
