@@ -2,6 +2,7 @@ package nue
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/nuesm/nuesm/routing"
 )
@@ -16,6 +17,12 @@ type Config struct {
 	Schedule Schedule
 	// Share says which destinations share one search.
 	Share Share
+	// Layers routes on this many layers when below the VL limit and
+	// spreads them over all VLs (SpreadVLs); 0: one layer per VL.
+	Layers int
+	// KeepLayerVLs leaves the SLs one per layer when Layers is set (sar-nue,
+	// whose spreading of paths needs them, spreads the VLs after it).
+	KeepLayerVLs bool
 }
 
 // withDefaults fills the empty fields.
@@ -60,6 +67,38 @@ var params = []param{
 	{routing.Param{Name: "share", Values: []string{string(ShareAuto), string(ShareSwitch), string(ShareSwitchLID), string(ShareNone)},
 		Doc: "which of a switch's LIDs share one search in a layer"},
 		func(c Config) string { return string(c.Share) }, func(c *Config, v string) { c.Share = Share(v) }},
+	{routing.Param{Name: "layers", Values: layerValues(),
+		Doc: "layers to route on, each spread over the VLs the limit leaves (all: one per VL)"},
+		func(c Config) string { return layersString(c.Layers) }, func(c *Config, v string) { c.Layers = parseLayers(v) }},
+}
+
+// layerValues lists "all" and 1..lft.NumSLs−1 (a VL limit is at most 15).
+func layerValues() []string {
+	v := []string{"all"}
+	for k := 1; k <= 15; k++ {
+		v = append(v, strconv.Itoa(k))
+	}
+	return v
+}
+
+func layersString(k int) string {
+	if k == 0 {
+		return "all"
+	}
+	return strconv.Itoa(k)
+}
+
+// parseLayers reads a layer count; what it cannot read becomes −1, which
+// Validate rejects naming the accepted values.
+func parseLayers(v string) int {
+	if v == "all" {
+		return 0
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		return -1
+	}
+	return k
 }
 
 // Params lists Nue's parameters (routing.Configurable).

@@ -82,7 +82,11 @@ func (e Engine) routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Opt
 	if err != nil {
 		return nil, nil, err
 	}
-	parts, err := partition(g, ds, opt.MaxVLs, how)
+	k := opt.MaxVLs
+	if cfg.Layers > 0 {
+		k = min(k, cfg.Layers)
+	}
+	parts, err := partition(g, ds, k, how)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,7 +100,7 @@ func (e Engine) routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Opt
 		return lft.New(g, "nue"), &Stats{Partition: how, Schedule: sched, Share: share}, nil
 	}
 	rn := &run{g: g, opt: opt, parts: nonEmpty, n: int64(len(ds)), jobOf: jobOf, how: how, sched: sched, share: share, tune: tune}
-	return refine(passes, &rn.opt, g.MaxLID(), func(h *history) (*lft.Routing, *Stats, error) {
+	r, st, err := refine(passes, &rn.opt, g.MaxLID(), func(h *history) (*lft.Routing, *Stats, error) {
 		rn.hist = h
 		r, st, ok, err := rn.once(ctx, false)
 		if err == nil && !ok {
@@ -110,6 +114,10 @@ func (e Engine) routeTuned(ctx context.Context, g *fabric.Graph, opt routing.Opt
 		}
 		return r, st, err
 	})
+	if err != nil || cfg.Layers == 0 || cfg.KeepLayerVLs {
+		return r, st, err
+	}
+	return r, st, SpreadVLs(g, r, opt.MaxVLs)
 }
 
 // Share says which destinations share one search.

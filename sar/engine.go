@@ -62,19 +62,31 @@ func (e NueEngine) Route(ctx context.Context, g *fabric.Graph, opt routing.Optio
 	if passes < 0 || passes > MaxPasses {
 		return nil, fmt.Errorf("sar-nue: %d passes, expected 1..%d", passes, MaxPasses)
 	}
+	// The spreading of paths works on Nue's layers, one SL per
+	// destination; with layers=N they are spread over the VLs after it.
 	base := nue.Engine{Config: e.Config}
+	base.Config.KeepLayerVLs = true
+	spreadVLs := e.Config.Layers > 0 && !e.Config.KeepLayerVLs
 	var post func(context.Context, *fabric.Graph, *lft.Routing, routing.Options) (*lft.Routing, error)
-	if !e.NoSpread {
+	if !e.NoSpread || spreadVLs {
 		post = func(ctx context.Context, g *fabric.Graph, r *lft.Routing, opt routing.Options) (*lft.Routing, error) {
-			jobs := opt.Jobs
-			if len(jobs) == 0 && e.SpreadAll {
-				// One tree per destination puts all of its sources' paths
-				// on one channel into its switch wherever the fabric
-				// offers several (a leaf that lost an uplink, a torus).
-				jobs = []routing.Job{allTerminals(g)}
+			if !e.NoSpread {
+				jobs := opt.Jobs
+				if len(jobs) == 0 && e.SpreadAll {
+					// One tree per destination puts all of its sources' paths
+					// on one channel into its switch wherever the fabric
+					// offers several (a leaf that lost an uplink, a torus).
+					jobs = []routing.Job{allTerminals(g)}
+				}
+				var err error
+				if r, _, err = spread(ctx, g, r, jobs, routing.VerifyOptions(e, opt)); err != nil {
+					return r, err
+				}
 			}
-			r, _, err := spread(ctx, g, r, jobs, routing.VerifyOptions(e, opt))
-			return r, err
+			if spreadVLs {
+				return r, nue.SpreadVLs(g, r, opt.WithDefaults().MaxVLs)
+			}
+			return r, nil
 		}
 	}
 	return route(ctx, g, opt, "sar-nue", func(ctx context.Context, g *fabric.Graph, opt routing.Options) (*lft.Routing, error) {

@@ -188,7 +188,7 @@ func TestConfigure(t *testing.T) {
 	for spec, want := range map[string]string{
 		"sar-nue:share=port":      `sar-nue: parameter share: unknown value "port"`,
 		"sar-dfsssp:vlcount=many": `sar-dfsssp: parameter vlcount: unknown value "many", expected bound or exact`,
-		"sar-nue:vlcount=exact":   `sar-nue: unknown parameter "vlcount", expected partition, schedule, share, passes or spread`,
+		"sar-nue:vlcount=exact":   `sar-nue: unknown parameter "vlcount", expected partition, schedule, share, layers, passes or spread`,
 		"sar-nue:passes=0":        `sar-nue: parameter passes: unknown value "0", expected 1..64`,
 		"sar-nue:passes=x":        `sar-nue: parameter passes: unknown value "x", expected 1..64`,
 	} {

@@ -187,3 +187,54 @@ func TestSpreadAll(t *testing.T) {
 		t.Error("with jobs, spread=all routed differently from spread=on")
 	}
 }
+
+// sar-nue with layers=N spreads paths on Nue's N layers first (their SLs
+// per destination) and the layers over the VLs after: the LFTs are those
+// of the spreading alone, the VLs the limit's, and the tables verify.
+func TestSpreadThenLayersOverVLs(t *testing.T) {
+	tp, err := topo.Torus([]int{4, 4, 4}, 2, false)
+	g := compile(t, tp, err)
+	ctx := context.Background()
+	opt := routing.Options{MaxVLs: 8}
+	e, err := NueEngine{}.Configure(map[string]string{"spread": "all", "layers": "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Route(ctx, g, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := routing.Verify(g, r, e, opt); err != nil {
+		t.Fatalf("%v\n%s", err, rep)
+	}
+	kept := e.(NueEngine)
+	kept.Config.KeepLayerVLs = true
+	four, err := kept.Route(ctx, g, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.NumVLs != 8 || four.NumVLs != 4 || !four.SL.PerDest() {
+		t.Fatalf("VLs: %d spread over VLs, %d kept per layer (per destination: %v); want 8 and 4", r.NumVLs, four.NumVLs, four.SL.PerDest())
+	}
+	plain, err := nue.Engine{}.Route(ctx, g, routing.Options{MaxVLs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for s := int32(0); int(s) < g.NumSwitches(); s++ {
+		for _, d := range g.Terms {
+			if d.Switch < 0 {
+				continue
+			}
+			if r.Port(s, int(d.LID)) != four.Port(s, int(d.LID)) {
+				t.Fatalf("switch %d, LID %d: port %d, want %d", s, d.LID, r.Port(s, int(d.LID)), four.Port(s, int(d.LID)))
+			}
+			if r.Port(s, int(d.LID)) != plain.Port(s, int(d.LID)) {
+				moved++
+			}
+		}
+	}
+	if moved == 0 {
+		t.Error("no entry differs from Nue's with 4 VLs: the paths were not spread")
+	}
+}

@@ -4,7 +4,7 @@
 # engine reroutes each year and flitsim measures all-to-all shift and
 # uniform (offered load 1) throughput. Writes bench/fip/<fabric>/ (CSV,
 # JSON, summary, SVG plots) and bench/fip/RESULTS.md.
-# Usage: bench/fip/run.sh        (make bench-fip; about 10 min on 2 shared cores)
+# Usage: bench/fip/run.sh        (make bench-fip; about 15 min on 2 shared cores)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 nuesm=./bin/nuesm
@@ -46,11 +46,14 @@ run() { # name, gen args, engines
   } >> "$out"
 }
 # sar-nue:spread=all: Nue's tables with every terminal's paths spread
-# over parallel channels after routing (sar/spread.go; no jobs here).
-run fattree-4-3 "fattree --k 4 --n 3" nue,sar-nue:spread=all,dfsssp,updn,minhop,ftree
+# over parallel channels after routing (sar/spread.go; no jobs here);
+# :layers=4 routes on 4 layers and deals each over 2 VLs by source and
+# destination (nue/vlspread.go). dfsssp:vlbalance=off: DFSSSP without
+# dealing its layer over the spare VLs (see NOTES.md).
+run fattree-4-3 "fattree --k 4 --n 3" nue,sar-nue:spread=all,sar-nue:spread=all:layers=4,dfsssp,dfsssp:vlbalance=off,updn,minhop,ftree
 # nue:share=switchlid: Nue with one search per LID, which auto gives up in
 # direct networks (see NOTES.md).
-run torus-4x4x4 "torus --dims 4x4x4 --hosts 2" nue,nue:share=switchlid,sar-nue:spread=all,dfsssp,updn,minhop,dor,lash
+run torus-4x4x4 "torus --dims 4x4x4 --hosts 2" nue,nue:share=switchlid,sar-nue:spread=all,sar-nue:spread=all:layers=4,dfsssp,updn,minhop,dor,lash
 # Hand-written reading of the figures, kept beside the script.
 if [ -f bench/fip/NOTES.md ]; then
   { echo; cat bench/fip/NOTES.md; } >> "$out"

@@ -32,7 +32,10 @@ fabric() { # name -> generator flags
 	esac
 }
 
-COMMON="nue/1,nue/2,nue/4,nue/8,best/8,dfsssp,updn,minhop"
+# sar-nue:spread=all: Nue's tables with every terminal's paths spread over
+# parallel channels (sar/spread.go); :layers=4 also deals each of 4 layers
+# over 2 VLs by source and destination (nue/vlspread.go).
+COMMON="nue/1,nue/2,nue/4,nue/8,sar-nue:spread=all/8,sar-nue:spread=all:layers=4/8,best/8,dfsssp,updn,minhop"
 engines() {
 	case $1 in
 	fattree*) echo "$COMMON,ftree" ;;
@@ -104,10 +107,13 @@ every host stays connected):
 $(cat "$WORK/gen.log")
 \`\`\`
 
-Sizes: 64–128 hosts, so that a full sweep of 8–9 engines × 20 loads plus the
+Sizes: 64–128 hosts, so that a full sweep of 10–11 engines × 20 loads plus the
 shift exchange runs in minutes on two shared cores; the shift exchange has
 N(N−1) messages, so its cost grows with the square of the hosts. Engines:
-Nue with k = 1, 2, 4, 8 virtual layers (\`nue/K\`), DFSSSP (up to 8 VLs),
+Nue with k = 1, 2, 4, 8 virtual layers (\`nue/K\`), Nue's tables with every
+terminal's paths spread over parallel channels (\`sar-nue:spread=all/8\`,
+and with 4 layers each dealt over 2 VLs, \`sar-nue:spread=all:layers=4/8\`),
+DFSSSP (up to 8 VLs),
 Up*/Down*, MinHop, and the topology-aware engine (\`ftree\` on the fat trees,
 \`dor/2\`, DOR with 2 dateline VLs, on the tori). Every routing is verified
 (delivery, loops, acyclic CDG per VL) before it is simulated; a routing

@@ -159,7 +159,7 @@ func TestRouteAndVerify(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{"--engine nue:partition=metis", `nue: parameter partition: unknown value "metis", expected auto, roundrobin, locality or switches`},
 		{"--engine updn:share=none", `updn: unknown parameter "share": the engine takes no parameters`},
-		{"--engine nue,updn --param sources=all", `no engine of the chain "nue,updn" takes "sources" (nue takes partition, schedule, share)`},
+		{"--engine nue,updn --param sources=all", `no engine of the chain "nue,updn" takes "sources" (nue takes partition, schedule, share, layers)`},
 		{"--engine dor:torus=1,1", `unknown engine "1"`},
 	} {
 		args := append([]string{"route", "--default", "-q", "-o", dir}, strings.Fields(c.args)...)

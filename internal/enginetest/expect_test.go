@@ -13,6 +13,9 @@ import (
 // one engine.
 var variants = map[string]string{
 	"best-share": "best:of=(nue:share=switch)+(nue:share=switchlid)",
+	// Layers dealt over the spare VLs by source and destination.
+	"nue-layers":     "nue:layers=2",
+	"sar-nue-layers": "sar-nue:spread=all:layers=3",
 }
 
 // suiteEngines lists the registered engines and the variants' labels.
@@ -73,6 +76,9 @@ var contract = map[string]engineContract{
 	"best": {vlSensitive: true},
 	// best-share compares two parameter sets of nue (variants).
 	"best-share": {vlSensitive: true},
+	// The layers take as many VLs as the limit gives.
+	"nue-layers":     {vlSensitive: true},
+	"sar-nue-layers": {vlSensitive: true},
 	// pora routes NovaCubes only; the VLs it needs depend on k.
 	"pora": {shapes: true, vlBounded: true, exactNeeded: true},
 }
