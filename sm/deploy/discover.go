@@ -3,14 +3,12 @@ package deploy
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -377,7 +375,7 @@ func scanIncomplete(stderr string) error {
 // triggers a reroute.
 func (d *Deployer) adopt(out []byte, reason string, t0 time.Time, trigger func(string)) {
 	old, _ := os.ReadFile(d.cfg.Fabric)
-	if fabricHash(old) == fabricHash(out) {
+	if ibnetdiscover.ContentHash(old) == ibnetdiscover.ContentHash(out) {
 		d.met.discover.WithLabelValues("unchanged").Inc()
 		return
 	}
@@ -395,38 +393,4 @@ func (d *Deployer) adopt(out []byte, reason string, t0 time.Time, trigger func(s
 	d.mu.Unlock()
 	d.log.Info("fabric changed", "trigger", reason, "dump", d.cfg.Fabric, "discover_seconds", time.Since(t0).Seconds())
 	trigger(TriggerDiscovered)
-}
-
-// fabricHash hashes a dump without its lines starting with '#' (the
-// header ibnetdiscover dates) and whatever the order of its node blocks
-// (ibnetdiscover's order follows its scan, which a changed cable moves).
-func fabricHash(b []byte) [32]byte {
-	var blocks []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			blocks = append(blocks, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimRight(line, "\r")
-		switch {
-		case strings.TrimSpace(line) == "":
-			flush()
-		case line[0] != '#':
-			cur.WriteString(line)
-			cur.WriteByte('\n')
-		}
-	}
-	flush()
-	sort.Strings(blocks)
-	h := sha256.New()
-	for _, bl := range blocks {
-		h.Write([]byte(bl))
-		h.Write([]byte{0})
-	}
-	var s [32]byte
-	copy(s[:], h.Sum(nil))
-	return s
 }
