@@ -250,11 +250,6 @@ func stampOf(path string) stamp {
 	return stamp{st.Size(), st.ModTime()}
 }
 
-// discover is scan without a gate; it reports whether to scan again.
-func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) (again bool) {
-	return d.scan(ctx, reason, nil, trigger) != ""
-}
-
 // scan runs ibnetdiscover and, when the fabric differs from the
 // daemon's dump (ignoring ibnetdiscover's header comments, which carry
 // the time, and the order of its nodes), replaces the dump and triggers

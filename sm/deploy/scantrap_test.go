@@ -63,8 +63,8 @@ func TestDiscoverSupersededByTrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range maxSuperseded {
-		if !d.discover(ctx, "test", trigger) {
-			t.Fatalf("scan %d: a scan during which a link's trap was logged was adopted or not rescanned (error %q)", i+1, d.disc.LastError)
+		if again := d.scan(ctx, "test", nil, trigger); again != "superseded-scan" {
+			t.Fatalf("scan %d: a scan during which a link's trap was logged was adopted or not rescanned as superseded (rescan %q, error %q)", i+1, again, d.disc.LastError)
 		}
 		if b, _ := os.ReadFile(fab); string(b) != string(dump) || triggers != 0 {
 			t.Fatalf("scan %d: a superseded scan replaced the dump or triggered a reroute (%d triggers)", i+1, triggers)
@@ -112,4 +112,9 @@ func discoverCount(t *testing.T, reg *prometheus.Registry, result string) float6
 	}
 	t.Fatalf("no nuesm_fabric_discover_total{result=%q}", result)
 	return 0
+}
+
+// discover is scan without a gate; it reports whether to scan again.
+func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) (again bool) {
+	return d.scan(ctx, reason, nil, trigger) != ""
 }
