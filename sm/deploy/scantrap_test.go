@@ -3,8 +3,6 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,26 +30,18 @@ func TestDiscoverSupersededByTrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	fab, osmLog := filepath.Join(dir, "fabric.topo"), filepath.Join(dir, "opensm.log")
-	for path, data := range map[string][]byte{fab: dump, osmLog: nil} {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	d, reg, fab := scanDeployer(t, sim, dump)
+	osmLog := d.osm.logFile
 	real, err := ibtest.LookPath("ibnetdiscover")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, trapFlag := t.TempDir(), filepath.Join(dir, "trap")
+	tools, trapFlag := t.TempDir(), filepath.Join(t.TempDir(), "trap")
 	script := fmt.Sprintf("#!/bin/sh\n%q \"$@\"; rc=$?\n[ -e %q ] && echo %q >> %q\nexit $rc\n", real, trapFlag, linkTrapLine, osmLog)
 	if err := os.WriteFile(filepath.Join(tools, "ibnetdiscover"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	d := &Deployer{cfg: Config{Fabric: fab}, met: newMetrics(reg), osm: &openSM{logFile: osmLog},
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		run: &runner{dir: tools, env: sim.Env(), timeout: ibtest.Budget(t) / 4, limit: 64 << 20}}
+	d.run.dir = tools
 	triggers := 0
 	trigger := func(string) { triggers++ }
 	ctx := context.Background()
