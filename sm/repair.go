@@ -53,7 +53,8 @@ func (s *Server) keepBase(g *fabric.Graph, hash string, res *routing.Result, job
 // replace tens of repaired entries by a full routing's thousands. Any
 // published tables stay, verified, when the dump is rewritten with the
 // fabric they were verified for in other text (descriptions, node
-// order: keepPublished).
+// order: keepPublished); a reroute asked again for that text routes a
+// full routing in full, as for the text it was routed from.
 //
 // Published tables of a full routing stay when the fabric changes back
 // to the one they were routed for (keepRouted): a host or cable back
@@ -90,7 +91,16 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	// destinations whose paths changed, with the report of a full
 	// verification.
 	vst := s.verified.Load()
-	if pg := s.pubGraph.Load(); pub.FabricSHA256 == hash || pg != nil && g.Same(pg) {
+	if pg := s.pubGraph.Load(); pub.FabricSHA256 != hash && pg != nil && g.Same(pg) {
+		// The fabric the published tables were verified for, in other
+		// text. Asked again for the text last routed, a full routing
+		// routes it in full (as keepRouted).
+		if lt := s.pubText.Load(); !repaired && lt != nil && *lt == hash {
+			return nil
+		}
+		return s.keepPublished(g, e, pub.Engine, vst)
+	}
+	if pub.FabricSHA256 == hash {
 		return s.keepPublished(g, e, pub.Engine, vst)
 	}
 	if !vst.Covers(g) {

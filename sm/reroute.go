@@ -141,6 +141,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	s.verified.Store(res.State)
 	s.pubGraph.Store(g)
+	s.pubText.Store(&hash)
 	if full {
 		s.keepBase(g, hash, res, jobs)
 	}

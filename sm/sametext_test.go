@@ -16,11 +16,13 @@ import (
 // header: the tables stay published (no new generation) with no routing
 // or repair run, one verification. A host renamed: no routing or repair
 // run either, but a new generation with the same tables publishes the
-// dump and OpenSM's LFT dump that name it. Repaired tables (after a
-// cable failure) stay too when their dump is reordered.
+// dump and OpenSM's LFT dump that name it; a reroute asked again for
+// that text routes in full (an operator's POST /reroute). Repaired
+// tables (after a cable failure) stay too when their dump is reordered.
 func TestSameFabricOtherText(t *testing.T) {
 	s, tp, fab, out := torusServer(t)
 	_, r1 := readGen(t, out, 1)
+	var st Status
 	renamed := tp.Fabric.Clone()
 	for i := range renamed.Nodes {
 		if renamed.Nodes[i].Kind == fabric.CA {
@@ -64,18 +66,28 @@ func TestSameFabricOtherText(t *testing.T) {
 		t.Errorf("generation 2's %s does not name the renamed host (%v)", lft.LFTsFile, err)
 	}
 
+	// Asked again for the text last routed, a full routing routes in
+	// full: that is how an operator asks for one.
+	n0, routes := s.Status().Reroutes, phaseCount(t, s, "route")
+	s.Trigger("test")
+	st = waitFor(t, s, "reroute of the renamed dump", func(st Status) bool { return st.Reroutes > n0 && st.State == "idle" })
+	if n := phaseCount(t, s, "route") - routes; n != 1 {
+		t.Errorf("a reroute asked for the text last routed: %d routing runs, expected one full routing", n)
+	}
+
 	// Repaired tables stay as well.
 	failed, _, err := topo.InjectFailures(tp.Fabric, topo.FailureSpec{LinkFraction: 0.01, Seed: 7, SkipCritical: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeFabric(t, fab, &topo.Topology{Fabric: failed}, nil)
-	st := waitFor(t, s, "repair", func(st Status) bool { return st.Published != nil && st.Published.Generation == 3 })
+	gen := st.Published.Generation + 1
+	st = waitFor(t, s, "repair", func(st Status) bool { return st.Published != nil && st.Published.Generation == gen })
 	if st.Published.Engine != "nue"+repairSuffix {
 		t.Fatalf("engine after a cable failure: %q, expected nue+repair", st.Published.Engine)
 	}
-	_, r1 = readGen(t, out, 3)
-	keep("repaired tables' dump reordered", func() { writeText(t, fab, reorderedDump(t, fab)) }, 3, "nue"+repairSuffix)
+	_, r1 = readGen(t, out, gen)
+	keep("repaired tables' dump reordered", func() { writeText(t, fab, reorderedDump(t, fab)) }, gen, "nue"+repairSuffix)
 }
 
 // reorderedDump is the dump at path with its node blocks in reverse
