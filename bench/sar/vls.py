@@ -100,7 +100,7 @@ def table_totals(g, fabrics):
     sets = [("complete fat trees, SLURM-placed", complete, SLURM),
             ("complete fat trees, all placements", complete, SLURM + ("scatter",)),
             ("all fat trees (damaged included), all placements", fabrics, SLURM + ("scatter",))]
-    print("| mixes | VLs | mixes | sar-nue's gain over nue | bound's gain over nue | sar-nue at bound | "
+    print("| group | VLs | mixes | sar-nue's gain over nue | bound's gain over nue | sar-nue at bound | "
           "gain over best other | sar-nue ≤ best other |")
     print("|---|---|---|---|---|---|---|---|")
     for label, fs, allocs in sets:
@@ -137,7 +137,7 @@ def failures(mixes):
                 seen.setdefault((fabric, vls, e, msg[:160]), 0)
                 seen[(fabric, vls, e, msg[:160])] += 1
     for (fabric, vls, e, msg), n in seen.items():
-        print(f"- {fabric}, {vls} VLs, {e} ({n} mixes): {msg}")
+        print(f"- {fabric}, VLs {vls}, {e} ({n} mixes): {msg}")
 
 
 def main():
