@@ -53,7 +53,7 @@ if [ -n "$vls" ]; then
     [ -f "bench/sar/$name/mixes.csv" ] && args+=("8:bench/sar/$name/mixes.csv")
   done
   {
-    echo "## Fewer VLs: the fat trees at $(echo "$vls" | sed 's/ /, /g') VLs ($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD))"
+    echo "## Fewer VLs: the fat trees at $(echo "$vls" | sed 's/ /, /g') VLs ($(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown))"
     echo
     echo "Written by \`VLS=\"$vls\" bench/sar/run.sh\` (\`make bench-sar VLS=\"$vls\"\`): the fat-tree"
     echo "fabrics above, the same mixes (seeds $seeds, tree, linear and scatter placement) and engines,"

@@ -30,6 +30,14 @@ def load(args):
                 mixes.setdefault(key, {})[row["engine"]] = row
                 if row["engine"] not in engines:
                     engines.append(row["engine"])
+    # Compare like with like: only the mixes measured at every VL count
+    # of their fabric.
+    counts = collections.defaultdict(set)
+    for fabric, vls, _, _ in mixes:
+        counts[fabric].add(vls)
+    seen = collections.Counter((f, a, s) for f, _, a, s in mixes)
+    mixes = collections.OrderedDict((k, v) for k, v in mixes.items()
+                                    if seen[(k[0], k[2], k[3])] == len(counts[k[0]]))
     return mixes, engines
 
 
@@ -144,7 +152,7 @@ def main():
     mixes, engines = load(sys.argv[1:])
     g = groups(mixes)
     fabrics = list(dict.fromkeys(k[0] for k in g))
-    print("Per fabric, placement and VL count (10 mixes each; means over the mixes):\n")
+    print("Per fabric, placement and VL count (means over the mixes):\n")
     table_placements(g)
     print("\nOver the fat-tree mix groups (means over the mixes; counts of mixes):\n")
     table_totals(g, fabrics)
