@@ -64,7 +64,7 @@ bench-nue: build
 
 ## bench-sar: scheduling-aware routing on job mixes (fat trees, tori): effective
 ## EFI per job and overall, dark fiber, per engine -> bench/sar/RESULTS.md;
-## VLS="1 2 4": the fat trees at those VL counts instead (its section of RESULTS.md)
+## VLS="1 2 4": every fabric at those VL counts instead (its section of RESULTS.md)
 .PHONY: bench-sar
 bench-sar: build
 	VLS="$(VLS)" bench/sar/run.sh

@@ -103,16 +103,19 @@ def table_placements(g):
 
 
 def table_totals(g, fabrics):
-    damaged = [f for f in fabrics if "fail" in f]
-    complete = [f for f in fabrics if f not in damaged]
+    tori = [f for f in fabrics if f.startswith("torus")]
+    fat = [f for f in fabrics if f not in tori]
+    complete = [f for f in fat if "fail" not in f]
+    every = SLURM + ("scatter",)
     sets = [("complete fat trees, SLURM-placed", complete, SLURM),
-            ("complete fat trees, all placements", complete, SLURM + ("scatter",)),
-            ("all fat trees (damaged included), all placements", fabrics, SLURM + ("scatter",))]
+            ("complete fat trees, all placements", complete, every),
+            ("all fat trees (damaged included), all placements", fat, every),
+            ("tori, all placements", tori, every)]
     print("| group | VLs | mixes | sar-nue's gain over nue | bound's gain over nue | sar-nue at bound | "
           "gain over best other | sar-nue ≤ best other |")
     print("|---|---|---|---|---|---|---|---|")
     for label, fs, allocs in sets:
-        for vls in sorted({k[1] for k in g}):
+        for vls in sorted({k[1] for k in g}) if fs else []:
             ms = [m for (f, v, a), xs in g.items() if f in fs and v == vls and a in allocs for m in xs]
             ok = [m for m in ms if m]
             print(f"| {label} | {vls} | {len(ms)} | {pct(mean(m['gain'] for m in ok))} | "
@@ -129,6 +132,9 @@ def table_engines(mixes, engines):
     for (fabric, vls), mixrows in sorted(by.items()):
         cells = []
         for e in engines:
+            if all(e not in rows for rows in mixrows):
+                cells.append("—")  # not run on this fabric
+                continue
             xs = [eff(rows.get(e)) for rows in mixrows]
             good = [x for x in xs if x is not None]
             cells.append(f"{mean(good):.1f}" if len(good) == len(xs) else
@@ -154,10 +160,10 @@ def main():
     fabrics = list(dict.fromkeys(k[0] for k in g))
     print("Per fabric, placement and VL count (means over the mixes):\n")
     table_placements(g)
-    print("\nOver the fat-tree mix groups (means over the mixes; counts of mixes):\n")
+    print("\nOver groups of fabrics (means over the mixes; counts of mixes):\n")
     table_totals(g, fabrics)
     print("\nEvery engine's mean effective EFI per fabric and VL count (all placements;"
-          " n/a: mixes without verified tables):\n")
+          " n/a: mixes without verified tables; —: not run there):\n")
     table_engines(mixes, engines)
     print("\nEngines without tables:\n")
     failures(mixes)
