@@ -244,12 +244,6 @@ func TestHostCableKeepsTables(t *testing.T) {
 			break
 		}
 	}
-	renamed := tp.Fabric.Clone()
-	ca := host.A
-	if renamed.Nodes[ca.Node].Kind == fabric.Switch {
-		ca = host.B
-	}
-	renamed.Nodes[ca.Node].Desc += " renamed"
 	for i, step := range []struct {
 		what string
 		f    *fabric.Fabric
