@@ -55,7 +55,8 @@ type spreader struct {
 	targets []spreadTarget
 	src     [][]int64 // per job: its terminals per switch
 	total   []int64   // per channel: all jobs' paths
-	over    int       // channels whose total is above floor
+	over    []int32   // the channels whose total is above floor
+	overAt  []int32   // per channel: its index in over, -1: not there
 	jobLoad [][]int64 // per job, per channel
 	cap     int64     // the largest per-job load a move may leave
 	floor   int64     // Bound: channels loaded at most this need no relief
@@ -104,13 +105,13 @@ func spread(ctx context.Context, g *fabric.Graph, r *lft.Routing, jobs []routing
 	if err != nil || !ok {
 		return r, 0, err
 	}
-	for sweep := 0; sweep < spreadSweeps && s.over > 0; sweep++ {
+	for sweep := 0; sweep < spreadSweeps && len(s.over) > 0; sweep++ {
 		before := s.moves
 		for _, t := range s.targets {
 			if err := ctx.Err(); err != nil {
 				return nil, 0, err
 			}
-			if s.improve(t); s.over == 0 {
+			if s.improve(t); len(s.over) == 0 {
 				break
 			}
 		}
@@ -158,12 +159,12 @@ func newSpreader(g *fabric.Graph, r *lft.Routing, jobs []routing.Job, floor int6
 					s.cap = max(s.cap, x)
 				}
 			}
-			for _, x := range s.total {
-				if x > floor {
-					s.over++
-				}
+			s.overAt = make([]int32, C)
+			for c := range int32(C) {
+				s.overAt[c] = -1
+				s.mark(c)
 			}
-			if s.over == 0 {
+			if len(s.over) == 0 {
 				return nil, false, nil
 			}
 		}
@@ -260,9 +261,39 @@ func (s *spreader) load(d int, j int32, per []int64) {
 	}
 }
 
+// mark keeps channel c in over exactly when its total is above floor.
+func (s *spreader) mark(c int32) {
+	at := s.overAt[c]
+	switch is := s.total[c] > s.floor; {
+	case is && at < 0:
+		s.overAt[c] = int32(len(s.over))
+		s.over = append(s.over, c)
+	case !is && at >= 0:
+		last := s.over[len(s.over)-1]
+		s.over[at], s.overAt[last] = last, at
+		s.over = s.over[:len(s.over)-1]
+		s.overAt[c] = -1
+	}
+}
+
+// crosses reports whether LID d's entries send anything onto a channel
+// loaded above floor: when none does, no move of d's entries can lower
+// one, and d's tree need not be walked.
+func (s *spreader) crosses(d int) bool {
+	for _, c := range s.over {
+		if s.r.Port(s.g.Tail[c], d) == s.g.OutPort[c] {
+			return true
+		}
+	}
+	return false
+}
+
 // improve tries to move the entries of target t's switches, farthest
 // from its switch first, each once.
 func (s *spreader) improve(t spreadTarget) {
+	if !s.crosses(t.lid) {
+		return
+	}
 	s.load(t.lid, t.job, s.scratch)
 	s.sortOrder()
 	// Every switch's route ends on one nearer to d, tried later: a move
@@ -388,15 +419,9 @@ func (s *spreader) onward(list []int64, c int32, vl uint8) []int64 {
 func (s *spreader) apply(t spreadTarget, u, cn int32) {
 	g, k, jl := s.g, s.carry[u], s.jobLoad[t.job]
 	shift := func(c int32, by int64) {
-		was := s.total[c] > s.floor
 		s.total[c] += by
 		jl[c] += by
-		switch is := s.total[c] > s.floor; {
-		case is && !was:
-			s.over++
-		case was && !is:
-			s.over--
-		}
+		s.mark(c)
 		if by > 0 {
 			s.raised = max(s.raised, s.total[c])
 		}
