@@ -345,12 +345,22 @@ func (s *spreader) try(t spreadTarget, u int32) {
 	g := s.g
 	k, co := s.carry[u], s.nxt[u]
 	s.cands = s.cands[:0]
-	// top bounds the load of every channel on u's route: no move lowers
-	// a channel under top when top is at most the floor, and a candidate
-	// is out once it adds paths to a channel up to top.
+	// top is the heaviest channel on u's route: no move lowers a channel
+	// under top when top is at most the floor, and a candidate is out
+	// once it adds paths to a channel up to top. hot and raised bound it
+	// without a walk.
 	top := max(s.hot[u], s.raised)
 	if top <= s.floor {
 		return
+	}
+	if s.hot[u] <= s.floor {
+		top = 0
+		for x := u; x != s.dsw; x = g.Head[s.nxt[x]] {
+			top = max(top, s.total[s.nxt[x]])
+		}
+		if top <= s.floor {
+			return
+		}
 	}
 	jl := s.jobLoad[t.job]
 	for c := g.Off[u]; c < g.Off[u+1]; c++ {
