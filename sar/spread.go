@@ -35,6 +35,12 @@ import (
 // all destinations, and those it takes away leave it; the graph is kept
 // acyclic by Pearce and Kelly's dynamic topological order
 // (cdg.TurnGraph), and a move that would close a cycle is refused.
+//
+// Only a channel above the bound can be relieved, so the search skips
+// what cannot cross one without changing a move: a target none of whose
+// entries sends onto such a channel (crosses), a switch whose route
+// crosses none (try), and the destinations outside jobs while no channel
+// is above it (newSpreader).
 
 // spreadSweeps bounds the sweeps over the job destinations; a sweep
 // without a move ends the search sooner.
