@@ -63,10 +63,11 @@ bench-nue: build
 	bench/nue/run.sh bench/nue/RESULTS.md
 
 ## bench-sar: scheduling-aware routing on job mixes (fat trees, tori): effective
-## EFI per job and overall, dark fiber, per engine -> bench/sar/RESULTS.md
+## EFI per job and overall, dark fiber, per engine -> bench/sar/RESULTS.md;
+## VLS="1 2 4": every fabric at those VL counts instead (its section of RESULTS.md)
 .PHONY: bench-sar
 bench-sar: build
-	bench/sar/run.sh
+	VLS="$(VLS)" bench/sar/run.sh
 
 ## bench-output: bytes written per table set and per published generation,
 ## compact forms against the older text layout (route, route --compact,

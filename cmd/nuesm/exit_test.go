@@ -104,6 +104,8 @@ func TestExitCodesGenStudy(t *testing.T) {
 		{[]string{"study", "sar", "--default", "--engines", "nosuch"}, exitUsage},
 		{[]string{"study", "sar", "--default", "--seeds", "x"}, exitUsage},
 		{[]string{"study", "sar", "--default", "--allocs", "x"}, exitUsage},
+		{[]string{"study", "sar", "--default", "--vls", "16"}, exitUsage},
+		{[]string{"study", "sar", "--default", "--vls", "0"}, exitUsage},
 		{[]string{"study", "sar", filepath.Join(dir, "nosuch.topo")}, exitInput},
 		{[]string{"study", "tables-report", "--layer1", "XX"}, exitUsage},
 		{[]string{"study", "tables-report", "--supernodes", "x"}, exitUsage},

@@ -109,3 +109,43 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("bound gain %v", a.BoundGain)
 	}
 }
+
+// TestRunVLs: the study's VL limit reaches every engine: at one VL, DOR
+// on a torus with datelines reports the two VLs it needs, while Nue and
+// sar-nue route within the one VL, and the report names the limit.
+func TestRunVLs(t *testing.T) {
+	tp, err := topo.Torus([]int{4, 4}, 2, false)
+	g := graph(t, tp, err)
+	cfg := Config{Engines: []string{"sar-nue", "nue", "dor"}, Allocs: []sar.Alloc{sar.AllocScatter}, Seeds: []uint64{1}, VLs: 1}
+	res, err := Run(context.Background(), g, "torus4x4", cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mr := range res.Mixes {
+		for _, o := range mr.Outcome {
+			if o.Engine == "dor" {
+				if o.Metrics != nil || !strings.Contains(o.Err, "needed 2 VLs, limit is 1") {
+					t.Fatalf("dor within 1 VL: %+v", o)
+				}
+				continue
+			}
+			if o.Metrics == nil || o.Metrics.EffectiveEFI < mr.Bound {
+				t.Fatalf("%s within 1 VL: %+v (bound %d)", o.Engine, o, mr.Bound)
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := res.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "16 switches, 1 VLs)") {
+		t.Fatalf("report does not name the VL limit:\n%s", b.String())
+	}
+	cfg.VLs = 2
+	if res, err = Run(context.Background(), g, "torus4x4", cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if o := res.Mixes[0].Outcome[2]; o.Metrics == nil {
+		t.Fatalf("dor within 2 VLs: %s", o.Err)
+	}
+}
