@@ -50,7 +50,11 @@ func (s *Server) keepBase(g *fabric.Graph, hash string, res *routing.Result, job
 //
 // Repaired tables stay while the fabric stays as it is: a reroute of
 // the same fabric (a poll, a restart, POST /reroute) would otherwise
-// replace tens of repaired entries by a full routing's thousands.
+// replace tens of repaired entries by a full routing's thousands. Any
+// published tables stay, verified, when the dump is rewritten with the
+// fabric they were verified for in other text (descriptions, node
+// order: keepPublished); a reroute asked again for that text routes a
+// full routing in full, as for the text it was routed from.
 //
 // Published tables of a full routing stay when the fabric changes back
 // to the one they were routed for (keepRouted): a host or cable back
@@ -86,8 +90,20 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	// left intact from it, and is verified against it, walking only the
 	// destinations whose paths changed, with the report of a full
 	// verification.
-	vst, vopt := s.verified.Load(), routing.Options{MaxVLs: s.cfg.MaxVLs}
-	if pub.FabricSHA256 != hash && !vst.Covers(g) {
+	vst := s.verified.Load()
+	if pg := s.pubGraph.Load(); pub.FabricSHA256 != hash && pg != nil && g.Same(pg) {
+		// The fabric the published tables were verified for, in other
+		// text. Asked again for the text last routed, a full routing
+		// routes it in full (as keepRouted).
+		if lt := s.pubText.Load(); !repaired && lt != nil && *lt == hash {
+			return nil
+		}
+		return s.keepPublished(g, e, pub.Engine, vst)
+	}
+	if pub.FabricSHA256 == hash {
+		return s.keepPublished(g, e, pub.Engine, vst)
+	}
+	if !vst.Covers(g) {
 		if b := s.base.Load(); b != nil && b.engine == base && b.st.Covers(g) {
 			return s.repairFrom(ctx, g, e, repairSource{engine: base, r: b.r, st: b.st, base: true, whole: hash == b.hash})
 		}
@@ -96,15 +112,28 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	if old == nil {
 		return nil
 	}
-	if pub.FabricSHA256 == hash {
-		rep, next, err := routing.VerifyState(g, old, e, vopt, vst)
-		if err != nil {
-			return nil
-		}
-		old.Engine = pub.Engine
-		return &routing.Result{Routing: old, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: old.Engine, Report: rep}}}
-	}
 	return s.repairFrom(ctx, g, e, repairSource{engine: base, r: old, st: vst})
+}
+
+// keepPublished returns the published tables of engine, verified for g
+// against vst, the State they were verified with for the last reroute's
+// fabric: g is that fabric (fabric.Graph.Same), in the same text or in
+// another (descriptions, node order), so no routing or repair runs. It
+// returns nil when they cannot be read or do not verify.
+func (s *Server) keepPublished(g *fabric.Graph, e routing.Engine, engine string, vst *cdg.State) *routing.Result {
+	old := s.readPublished(g)
+	if old == nil {
+		return nil
+	}
+	t0 := time.Now()
+	rep, next, err := routing.VerifyState(g, old, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, vst)
+	tv := time.Since(t0)
+	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
+	if err != nil {
+		return nil
+	}
+	old.Engine = engine
+	return &routing.Result{Routing: old, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: engine, Report: rep, Verify: tv}}}
 }
 
 // keepRouted returns the base routing, verified for g against its State,

@@ -141,6 +141,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	s.verified.Store(res.State)
 	s.pubGraph.Store(g)
+	s.pubText.Store(&hash)
 	if full {
 		s.keepBase(g, hash, res, jobs)
 	}
@@ -215,8 +216,9 @@ func newPublishedStatus(l *ibnetdiscover.Loaded, hash string, res *routing.Resul
 }
 
 // publishSet diffs the set against what is published (equal tables
-// publish nothing: resultUnchanged), plans the update and publishes the
-// set with plan.json and status.json as a new generation. assigned counts
+// publish nothing, unless the published dump misnames the fabric:
+// resultUnchanged), plans the update and publishes the set with
+// plan.json and status.json as a new generation. assigned counts
 // the endpoints whose LIDs the daemon numbered (the dump had none).
 func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *PublishedStatus, assigned int) (string, error) {
 	var old *lft.Routing
@@ -224,7 +226,7 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		old = s.readPublished(set.Graph)
 		return nil
 	})
-	if old != nil && lft.Equal(old, set.Routing) && s.publishedIntact() && s.publishedHas(set) {
+	if old != nil && lft.Equal(old, set.Routing) && s.publishedIntact() && s.publishedHas(set) && s.publishedSays(set, st.FabricSHA256) {
 		s.updateRoutingMetrics(st)
 		return resultUnchanged, nil
 	}
@@ -379,6 +381,30 @@ func (s *Server) publishedHas(set *lft.TableSet) bool {
 		}
 	}
 	return true
+}
+
+// publishedSays reports whether the published generation's dump may
+// stay for set's (hash: its text's SHA-256): the same text, text that
+// differs only in its header comments and the order of its node blocks
+// (ibnetdiscover.ContentHash), or another fabric (one that lost parts
+// keeps equal tables published, see repairFrom). The fabric the published
+// dump describes, with other descriptions, widths or speeds, is published
+// afresh with equal tables: the published files (the dump, OpenSM's LFT
+// dump, which names every port) then describe it as it is.
+func (s *Server) publishedSays(set *lft.TableSet, hash string) bool {
+	p := s.Status().Published
+	if p == nil || set.Fabric == nil || p.FabricSHA256 == hash {
+		return p != nil
+	}
+	b, err := ibnetdiscover.ReadFileLimited(s.pub.currentPath(lft.FabricFile), s.cfg.MaxDumpBytes)
+	if err != nil {
+		return false
+	}
+	if ibnetdiscover.ContentHash(b) == ibnetdiscover.ContentHash(set.Fabric) {
+		return true
+	}
+	l, err := ibnetdiscover.Load(b, lft.FabricFile)
+	return err == nil && !set.Graph.Same(l.Graph)
 }
 
 // readPublished reads the current generation's tables for g, or nil when

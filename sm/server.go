@@ -112,6 +112,9 @@ type Server struct {
 	// first publication): a fabric within it keeps tables that need no
 	// change.
 	pubGraph atomic.Pointer[fabric.Graph]
+	// The SHA-256 of the dump text the last reroute published or kept
+	// tables for (pubGraph's text).
+	pubText atomic.Pointer[string]
 	// The last full routing published for no job, which a returned cable
 	// or switch is repaired from (nil: none).
 	base atomic.Pointer[baseRouting]

@@ -260,6 +260,11 @@ func (s *Sim) Log() string { return readFile(s.proc.logPath) }
 // a client dies while it connects: "can't connect to in socket").
 func (s *Sim) Exited() bool { return s.proc.exited() }
 
+// Signal sends ibsim sig: SIGSTOP holds every client's request unanswered
+// (a test opens the window between a client's attach and ibsim's
+// answer), SIGCONT lets ibsim go on.
+func (s *Sim) Signal(sig os.Signal) error { return s.proc.cmd.Process.Signal(sig) }
+
 // Command prepares a client program (found with LookPath) to run against
 // the simulator in Dir (file names given to it must be absolute); ctx
 // bounds its run time.

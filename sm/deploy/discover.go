@@ -3,15 +3,14 @@ package deploy
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,9 +34,13 @@ const TriggerDiscovered = "fabric-discovered"
 // with inotify, checked every DiscoverPoll where it is not available.
 //
 // The full discoveries a sweep's end or the period start run beside the
-// watch (fullScan): a trap cancels the one in progress, whose scan may
+// watch (fullScan): a trap abandons the one in progress, whose scan may
 // predate the change, and is handled at once; the sweep the trap causes
-// ends in another full discovery.
+// ends in another full discovery. An abandoned scan runs to its end and
+// is discarded rather than killed: its SMPs do not hold up the trap's
+// own reads (each client's MADs are answered on their own), and a
+// client killed while it attaches to ibsim 0.10 makes the simulator exit
+// (docs/deploy.md).
 func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 	subnet := ""
 	if d.cfg.DumpDir != "" {
@@ -45,10 +48,10 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 	}
 	w := watchDirs(ctx, filepath.Dir(d.cfg.LogFile), d.cfg.DumpDir)
 	last, logOff := stampOf(subnet), d.osm.logOffset()
-	// retry: the last discovery's scan was incomplete (see discover);
-	// the next wake-up scans again unless a trigger does first.
-	var retry atomic.Bool
-	retry.Store(d.discover(ctx, "start", trigger))
+	// retry: the last discovery's scan was not adopted (see scan); the
+	// next wake-up scans again unless a trigger does first.
+	var retry rescan
+	retry.set(d.scan(ctx, "start", nil, trigger))
 	next := time.Now().Add(d.cfg.Rediscover)
 	var full fullScan
 	defer full.stop()
@@ -75,22 +78,22 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 		}
 		switch st := stampOf(subnet); {
 		case lg.linkChanges > 0:
-			full.stop()
+			full.abandon()
 			if d.lostCables(ctx, lg.trapSwitches, trigger) {
 				d.oweTrapSweep()
 			} else {
 				d.trapSweepNow()
-				retry.Store(d.discover(ctx, "opensm-trap", trigger))
+				retry.set(d.scan(ctx, "opensm-trap", nil, trigger))
 			}
 			next = time.Now().Add(d.cfg.Rediscover)
 		case subnet != "" && st != last:
 			last = st
-			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "opensm-sweep", trigger)) })
+			full.start(ctx, d.fullDiscovery("opensm-sweep", &retry, trigger))
 			next = time.Now().Add(d.cfg.Rediscover)
-		case retry.Swap(false):
-			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "incomplete-scan", trigger)) })
+		case retry.pending():
+			full.start(ctx, d.fullDiscovery(retry.take(), &retry, trigger))
 		case d.cfg.Rediscover > 0 && time.Now().After(next):
-			full.start(ctx, func(c context.Context) { retry.Store(d.discover(c, "periodic", trigger)) })
+			full.start(ctx, d.fullDiscovery("periodic", &retry, trigger))
 			next = time.Now().Add(d.cfg.Rediscover)
 		}
 	}
@@ -133,25 +136,73 @@ func (d *Deployer) trapSweepNow() {
 // send it.
 const trapSweepGrace = time.Second
 
+// rescan is the trigger of the scan the last discovery asks for: ""
+// (none), "incomplete-scan" or "superseded-scan".
+type rescan struct{ why atomic.Pointer[string] }
+
+func (r *rescan) set(why string) { r.why.Store(&why) }
+
+func (r *rescan) pending() bool { p := r.why.Load(); return p != nil && *p != "" }
+
+func (r *rescan) take() string {
+	if p := r.why.Swap(nil); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// fullDiscovery is a full discovery for fullScan: a rescan it asks for is
+// noted in retry; one that completes leaves a rescan asked meanwhile (by
+// the trap's own discovery) in place.
+func (d *Deployer) fullDiscovery(reason string, retry *rescan, trigger func(string)) func(context.Context, *scanGate) {
+	return func(c context.Context, g *scanGate) {
+		if why := d.scan(c, reason, g, trigger); why != "" {
+			retry.set(why)
+		}
+	}
+}
+
+// scanGate tells a full discovery, once its scan has ended, whether it
+// still counts: a link's trap abandons it. The discovery holds mu while
+// it adopts, so that after abandon returns it adopts nothing.
+type scanGate struct {
+	mu  sync.Mutex
+	off bool
+}
+
 // fullScan is the full discovery watchFabric runs beside its watch: one
 // at a time, a request made meanwhile run after it.
 type fullScan struct {
 	cancel  context.CancelFunc
 	done    chan struct{}
-	pending func(context.Context)
+	gate    *scanGate
+	pending func(context.Context, *scanGate)
 }
 
-// start runs scan, or queues it while another is in progress.
-func (f *fullScan) start(ctx context.Context, scan func(context.Context)) {
+// start runs scan, or queues it while another is in progress (also an
+// abandoned one: one ibnetdiscover at a time).
+func (f *fullScan) start(ctx context.Context, scan func(context.Context, *scanGate)) {
 	f.reap(ctx)
 	if f.done != nil {
 		f.pending = scan
 		return
 	}
 	c, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	f.cancel, f.done = cancel, done
-	go func() { defer close(done); scan(c) }()
+	done, g := make(chan struct{}), &scanGate{}
+	f.cancel, f.done, f.gate = cancel, done, g
+	go func() { defer close(done); scan(c, g) }()
+}
+
+// abandon drops the queued scan and makes the one in progress discard
+// what it finds, without stopping it; it waits only for an adoption in
+// progress to end.
+func (f *fullScan) abandon() {
+	f.pending = nil
+	if f.gate != nil {
+		f.gate.mu.Lock()
+		f.gate.off = true
+		f.gate.mu.Unlock()
+	}
 }
 
 // reap notes the end of the scan in progress and starts the queued one.
@@ -162,7 +213,7 @@ func (f *fullScan) reap(ctx context.Context) {
 	select {
 	case <-f.done:
 		f.cancel()
-		f.cancel, f.done = nil, nil
+		f.cancel, f.done, f.gate = nil, nil, nil
 		if p := f.pending; p != nil {
 			f.pending = nil
 			f.start(ctx, p)
@@ -172,7 +223,7 @@ func (f *fullScan) reap(ctx context.Context) {
 }
 
 // stop cancels the scan in progress and the queued one and waits for the
-// first to end.
+// first to end (the watch's end).
 func (f *fullScan) stop() {
 	f.pending = nil
 	if f.done == nil {
@@ -180,7 +231,7 @@ func (f *fullScan) stop() {
 	}
 	f.cancel()
 	<-f.done
-	f.cancel, f.done = nil, nil
+	f.cancel, f.done, f.gate = nil, nil, nil
 }
 
 type stamp struct {
@@ -199,13 +250,14 @@ func stampOf(path string) stamp {
 	return stamp{st.Size(), st.ModTime()}
 }
 
-// discover runs ibnetdiscover and, when the fabric differs from the
+// scan runs ibnetdiscover and, when the fabric differs from the
 // daemon's dump (ignoring ibnetdiscover's header comments, which carry
 // the time, and the order of its nodes), replaces the dump and triggers
 // a reroute. A scan in which queries failed, or during which OpenSM
-// logged a link's trap, is not adopted; discover then reports true (scan
-// again).
-func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) (incomplete bool) {
+// logged a link's trap, is not adopted; scan then returns the trigger of
+// the scan to run again ("incomplete-scan", "superseded-scan"), else "".
+// A scan whose gate (nil: none) was abandoned meanwhile is discarded.
+func (d *Deployer) scan(ctx context.Context, reason string, g *scanGate, trigger func(string)) (again string) {
 	t0, logOff := time.Now(), int64(-1)
 	if d.osm != nil {
 		logOff = d.osm.logOffset()
@@ -213,16 +265,27 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 	out, stderr, err := d.run.runStderr(ctx, "ibnetdiscover")
 	if err != nil && ctx.Err() != nil {
 		d.log.Debug("fabric discovery cancelled", "trigger", reason, "seconds", time.Since(t0).Seconds())
-		return false
+		return ""
+	}
+	if g != nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.off {
+			d.met.discover.WithLabelValues("superseded").Inc()
+			d.log.Debug("fabric discovery discarded: a link's trap came during the scan and is handled on its own", "trigger", reason, "seconds", time.Since(t0).Seconds())
+			return ""
+		}
 	}
 	d.met.discoverDur.Observe(time.Since(t0).Seconds())
 	if err == nil {
-		err = scanIncomplete(stderr)
-		incomplete = err != nil
+		if err = scanIncomplete(stderr); err != nil {
+			again = "incomplete-scan"
+		}
 	}
 	if err == nil && logOff >= 0 {
-		err = d.trapDuringScan(logOff)
-		incomplete = err != nil
+		if err = d.trapDuringScan(logOff); err != nil {
+			again = "superseded-scan"
+		}
 	}
 	if err == nil {
 		_, err = ibnetdiscover.Parse(bytes.NewReader(out), "ibnetdiscover")
@@ -238,14 +301,14 @@ func (d *Deployer) discover(ctx context.Context, reason string, trigger func(str
 		if errors.Is(err, errTrapDuringScan) {
 			d.met.discover.WithLabelValues("superseded").Inc()
 			d.log.Info("fabric discovery not adopted", "trigger", reason, "reason", err)
-			return incomplete
+			return again
 		}
 		d.met.discover.WithLabelValues("failed").Inc()
 		d.log.Warn("fabric discovery failed", "trigger", reason, "err", err)
-		return incomplete
+		return again
 	}
 	d.adopt(out, reason, t0, trigger)
-	return false
+	return ""
 }
 
 // errIncompleteScan marks an ibnetdiscover run whose queries failed.
@@ -307,7 +370,7 @@ func scanIncomplete(stderr string) error {
 // triggers a reroute.
 func (d *Deployer) adopt(out []byte, reason string, t0 time.Time, trigger func(string)) {
 	old, _ := os.ReadFile(d.cfg.Fabric)
-	if fabricHash(old) == fabricHash(out) {
+	if ibnetdiscover.ContentHash(old) == ibnetdiscover.ContentHash(out) {
 		d.met.discover.WithLabelValues("unchanged").Inc()
 		return
 	}
@@ -325,38 +388,4 @@ func (d *Deployer) adopt(out []byte, reason string, t0 time.Time, trigger func(s
 	d.mu.Unlock()
 	d.log.Info("fabric changed", "trigger", reason, "dump", d.cfg.Fabric, "discover_seconds", time.Since(t0).Seconds())
 	trigger(TriggerDiscovered)
-}
-
-// fabricHash hashes a dump without its lines starting with '#' (the
-// header ibnetdiscover dates) and whatever the order of its node blocks
-// (ibnetdiscover's order follows its scan, which a changed cable moves).
-func fabricHash(b []byte) [32]byte {
-	var blocks []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			blocks = append(blocks, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimRight(line, "\r")
-		switch {
-		case strings.TrimSpace(line) == "":
-			flush()
-		case line[0] != '#':
-			cur.WriteString(line)
-			cur.WriteByte('\n')
-		}
-	}
-	flush()
-	sort.Strings(blocks)
-	h := sha256.New()
-	for _, bl := range blocks {
-		h.Write([]byte(bl))
-		h.Write([]byte{0})
-	}
-	var s [32]byte
-	copy(s[:], h.Sum(nil))
-	return s
 }

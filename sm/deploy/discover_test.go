@@ -7,16 +7,18 @@ import (
 )
 
 // TestFullScan: one full discovery at a time beside the watch; a request
-// made meanwhile runs after it; a trap (stop) cancels the one in
-// progress, drops the queued one and waits for the first to end.
+// made meanwhile runs after it; a trap (abandon) drops the queued one and
+// turns the gate of the one in progress off without stopping it; stop
+// (the watch's end) cancels the one in progress, drops the queued one and
+// waits for the first to end.
 func TestFullScan(t *testing.T) {
 	ctx := context.Background()
 	var f fullScan
 	started := make(chan string, 4)
 	cancelled := make(chan string, 4)
 	release, hold := make(chan struct{}), make(chan struct{})
-	scan := func(name string, release chan struct{}) func(context.Context) {
-		return func(c context.Context) {
+	scan := func(name string, release chan struct{}) func(context.Context, *scanGate) {
+		return func(c context.Context, _ *scanGate) {
 			started <- name
 			select {
 			case <-c.Done():
@@ -56,6 +58,17 @@ func TestFullScan(t *testing.T) {
 	f.stop() // b ends by itself (release is closed), or is cancelled
 	f.start(ctx, scan("c", hold))
 	wait(started, "c", "scan after stop")
+	g := f.gate
+	f.start(ctx, scan("x", hold))
+	f.abandon()
+	if f.pending != nil || !g.off || f.done == nil {
+		t.Fatalf("abandon: queued scan kept %v, gate off %v, scan in progress dropped %v", f.pending != nil, g.off, f.done == nil)
+	}
+	select {
+	case got := <-cancelled:
+		t.Fatalf("abandon cancelled scan %s", got)
+	default:
+	}
 	f.start(ctx, scan("d", hold))
 	f.stop()
 	wait(cancelled, "c", "stop cancels the scan in progress")

@@ -61,7 +61,7 @@ func linkInfo(f *fabric.Fabric, id fabric.NodeID, down map[int]bool, moved map[i
 
 // TestCutDownCables: a trapping switch whose iblinkinfo shows one
 // switch-to-switch port down yields the dump without that cable, equal
-// (as fabricHash sees it) to the dump of the fabric with the cable cut;
+// (as ibnetdiscover.ContentHash sees it) to the dump of the fabric with the cable cut;
 // a port leading elsewhere, a new link or a lost host cable is left to
 // the full discovery.
 func TestCutDownCables(t *testing.T) {
@@ -88,7 +88,7 @@ func TestCutDownCables(t *testing.T) {
 	peer := cut.Nodes[sw].Ports[port].Peer
 	cut.Nodes[sw].Ports[port].Peer = fabric.NoPeer
 	cut.Port(peer).Peer = fabric.NoPeer
-	if fabricHash(got) != fabricHash(dumpOf(t, cut)) {
+	if ibnetdiscover.ContentHash(got) != ibnetdiscover.ContentHash(dumpOf(t, cut)) {
 		t.Errorf("the edited dump differs from the dump of the fabric without the cable:\n%s", got)
 	}
 	if !cablesLess(dump, got, 1) {
@@ -127,11 +127,11 @@ func TestFabricHashIgnoresOrderAndComments(t *testing.T) {
 		blocks[i], blocks[j] = blocks[j], blocks[i]
 	}
 	reordered := "# Topology file: generated on another day\n\n" + strings.Join(blocks, "\n\n") + "\n"
-	if fabricHash(dump) != fabricHash([]byte(reordered)) {
+	if ibnetdiscover.ContentHash(dump) != ibnetdiscover.ContentHash([]byte(reordered)) {
 		t.Error("reordered blocks hash differently")
 	}
 	changed := strings.Replace(string(dump), "[1]", "[9]", 1)
-	if fabricHash(dump) == fabricHash([]byte(changed)) {
+	if ibnetdiscover.ContentHash(dump) == ibnetdiscover.ContentHash([]byte(changed)) {
 		t.Error("a changed port hashes the same")
 	}
 }

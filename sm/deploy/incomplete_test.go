@@ -74,8 +74,8 @@ func TestDiscoverRefusesIncompleteScan(t *testing.T) {
 	}
 	host := hostOf(t, dump)
 	console(fmt.Sprintf("Error %q 100", host))
-	if !d.discover(ctx, "test", trigger) {
-		t.Fatalf("a scan that lost host %s was not reported incomplete (last error %q)", host, d.disc.LastError)
+	if again := d.scan(ctx, "test", nil, trigger); again != "incomplete-scan" {
+		t.Fatalf("a scan that lost host %s was not reported incomplete (rescan %q, last error %q)", host, again, d.disc.LastError)
 	}
 	if b, _ := os.ReadFile(fab); string(b) != string(dump) || triggers != 0 {
 		t.Fatalf("an incomplete scan replaced the dump or triggered a reroute (%d triggers)", triggers)

@@ -65,7 +65,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.heldLost = gauge("nuesm_deploy_held_undelivered_pairs", "Connected pairs the tables read back from the switches do not deliver.")
 	m.heldMatch = gauge("nuesm_deploy_held_matches_deployed", "1 when the switches hold exactly the deployed generation's tables.")
 	m.discover = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_fabric_discover_total",
-		Help: "Discoveries of the fabric by result: unchanged, changed, failed, superseded (a link's trap came during the scan)."}, []string{"result"})
+		Help: "Discoveries of the fabric by result: unchanged, changed, failed, superseded (a link's trap came during the scan, or the scan was abandoned for it)."}, []string{"result"})
 	reg.MustRegister(m.discover)
 	for _, r := range []string{"unchanged", "changed", "failed", "superseded"} {
 		m.discover.WithLabelValues(r)

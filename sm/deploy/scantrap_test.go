@@ -3,8 +3,6 @@ package deploy
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,26 +30,18 @@ func TestDiscoverSupersededByTrap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	fab, osmLog := filepath.Join(dir, "fabric.topo"), filepath.Join(dir, "opensm.log")
-	for path, data := range map[string][]byte{fab: dump, osmLog: nil} {
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	d, reg, fab := scanDeployer(t, sim, dump)
+	osmLog := d.osm.logFile
 	real, err := ibtest.LookPath("ibnetdiscover")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, trapFlag := t.TempDir(), filepath.Join(dir, "trap")
+	tools, trapFlag := t.TempDir(), filepath.Join(t.TempDir(), "trap")
 	script := fmt.Sprintf("#!/bin/sh\n%q \"$@\"; rc=$?\n[ -e %q ] && echo %q >> %q\nexit $rc\n", real, trapFlag, linkTrapLine, osmLog)
 	if err := os.WriteFile(filepath.Join(tools, "ibnetdiscover"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	d := &Deployer{cfg: Config{Fabric: fab}, met: newMetrics(reg), osm: &openSM{logFile: osmLog},
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		run: &runner{dir: tools, env: sim.Env(), timeout: ibtest.Budget(t) / 4, limit: 64 << 20}}
+	d.run.dir = tools
 	triggers := 0
 	trigger := func(string) { triggers++ }
 	ctx := context.Background()
@@ -63,8 +53,8 @@ func TestDiscoverSupersededByTrap(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range maxSuperseded {
-		if !d.discover(ctx, "test", trigger) {
-			t.Fatalf("scan %d: a scan during which a link's trap was logged was adopted or not rescanned (error %q)", i+1, d.disc.LastError)
+		if again := d.scan(ctx, "test", nil, trigger); again != "superseded-scan" {
+			t.Fatalf("scan %d: a scan during which a link's trap was logged was adopted or not rescanned as superseded (rescan %q, error %q)", i+1, again, d.disc.LastError)
 		}
 		if b, _ := os.ReadFile(fab); string(b) != string(dump) || triggers != 0 {
 			t.Fatalf("scan %d: a superseded scan replaced the dump or triggered a reroute (%d triggers)", i+1, triggers)
@@ -112,4 +102,9 @@ func discoverCount(t *testing.T, reg *prometheus.Registry, result string) float6
 	}
 	t.Fatalf("no nuesm_fabric_discover_total{result=%q}", result)
 	return 0
+}
+
+// discover is scan without a gate; it reports whether to scan again.
+func (d *Deployer) discover(ctx context.Context, reason string, trigger func(string)) (again bool) {
+	return d.scan(ctx, reason, nil, trigger) != ""
 }
