@@ -35,6 +35,12 @@ import (
 // all destinations, and those it takes away leave it; the graph is kept
 // acyclic by Pearce and Kelly's dynamic topological order
 // (cdg.TurnGraph), and a move that would close a cycle is refused.
+//
+// Only a channel above the bound can be relieved, so the search skips
+// what cannot cross one without changing a move: a target none of whose
+// entries sends onto such a channel (crosses), a switch whose route
+// crosses none (try), and the destinations outside jobs while no channel
+// is above it (newSpreader).
 
 // spreadSweeps bounds the sweeps over the job destinations; a sweep
 // without a move ends the search sooner.
@@ -55,6 +61,8 @@ type spreader struct {
 	targets []spreadTarget
 	src     [][]int64 // per job: its terminals per switch
 	total   []int64   // per channel: all jobs' paths
+	over    []int32   // the channels whose total is above floor
+	overAt  []int32   // per channel: its index in over, -1: not there
 	jobLoad [][]int64 // per job, per channel
 	cap     int64     // the largest per-job load a move may leave
 	floor   int64     // Bound: channels loaded at most this need no relief
@@ -73,7 +81,13 @@ type spreader struct {
 	in      []int64
 	cands   []spreadCand
 	scratch []int64
-	moves   int
+	// per switch: the heaviest total on its route when the current
+	// target's walk began; raised: the heaviest total a move of that
+	// target left on a channel it added paths to
+	hot    []int64
+	raised int64
+	bucket []int32 // switches per hop count, for order
+	moves  int
 }
 
 // spreadCand is a channel u's entry may move to and the heaviest load
@@ -91,21 +105,19 @@ func spread(ctx context.Context, g *fabric.Graph, r *lft.Routing, jobs []routing
 	if !r.SL.PerDest() || !r.SL2VL.Uniform() || len(jobs) == 0 {
 		return r, 0, nil
 	}
-	s, ok, err := newSpreader(g, r.Clone(), jobs)
+	// No routing goes below the bound: the search stops when it gets
+	// there.
+	s, ok, err := newSpreader(g, r.Clone(), jobs, Bound(g, jobs))
 	if err != nil || !ok {
 		return r, 0, err
 	}
-	// No routing goes below the bound: the search stops when it gets
-	// there.
-	bound := Bound(g, jobs)
-	s.floor = bound
-	for sweep := 0; sweep < spreadSweeps && s.heaviest() > bound; sweep++ {
+	for sweep := 0; sweep < spreadSweeps && len(s.over) > 0; sweep++ {
 		before := s.moves
 		for _, t := range s.targets {
 			if err := ctx.Err(); err != nil {
 				return nil, 0, err
 			}
-			if s.improve(t); s.heaviest() <= bound {
+			if s.improve(t); len(s.over) == 0 {
 				break
 			}
 		}
@@ -124,23 +136,62 @@ func spread(ctx context.Context, g *fabric.Graph, r *lft.Routing, jobs []routing
 
 // newSpreader walks every destination of r once: its turns into the
 // dependency graph, a job terminal's paths into the loads. ok is false
-// when the tables do not qualify: a VL outside r's, or dependencies that
-// already form a cycle (not verified tables).
-func newSpreader(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*spreader, bool, error) {
+// when there is nothing to do: no channel loaded above floor, a VL
+// outside r's, or dependencies that already form a cycle (not verified
+// tables). The job terminals' LIDs go first, so that the other
+// destinations are walked only when some channel needs relief.
+func newSpreader(g *fabric.Graph, r *lft.Routing, jobs []routing.Job, floor int64) (*spreader, bool, error) {
 	S, C := g.NumSwitches(), g.NumChannels()
-	s := &spreader{g: g, r: r, dg: cdg.NewTurnGraph(g, r.NumVLs), total: make([]int64, C),
+	s := &spreader{g: g, r: r, dg: cdg.NewTurnGraph(g, r.NumVLs), total: make([]int64, C), floor: floor,
 		w: lft.NewWalker(g, r), nxt: make([]int32, S), hops: make([]int32, S), carry: make([]int64, S),
-		tc: make([]int64, S), terms: make([]int64, S), scratch: make([]int64, C)}
+		tc: make([]int64, S), terms: make([]int64, S), scratch: make([]int64, C), hot: make([]int64, S)}
 	for x := range int32(S) {
 		s.terms[x] = int64(len(g.TermsOf(x)))
 	}
+	job := s.jobLIDs(jobs)
+	for _, ofJob := range []bool{true, false} {
+		for d := 1; d <= g.MaxLID(); d++ {
+			if (job[d] >= 0) != ofJob {
+				continue
+			}
+			if ok, err := s.count(d, job[d]); err != nil || !ok {
+				return nil, false, err
+			}
+		}
+		if ofJob {
+			for _, l := range s.jobLoad {
+				for c, x := range l {
+					s.total[c] += x
+					s.cap = max(s.cap, x)
+				}
+			}
+			s.overAt = make([]int32, C)
+			for c := range int32(C) {
+				s.overAt[c] = -1
+				s.mark(c)
+			}
+			if len(s.over) == 0 {
+				return nil, false, nil
+			}
+		}
+	}
+	if s.dg.Order() != nil {
+		return nil, false, nil
+	}
+	return s, true, nil
+}
+
+// jobLIDs fills s.src and s.jobLoad and returns the job of every LID (-1:
+// none).
+func (s *spreader) jobLIDs(jobs []routing.Job) []int32 {
+	g := s.g
 	of := routing.JobOf(jobs, len(g.Terms))
 	job := make([]int32, g.MaxLID()+1)
 	for i := range job {
 		job[i] = -1
 	}
 	for j, jb := range jobs {
-		src := make([]int64, S)
+		src := make([]int64, g.NumSwitches())
 		for _, t := range jb.Terms {
 			if t < 0 || int(t) >= len(g.Terms) || of[t] != int32(j) || g.Terms[t].Switch < 0 {
 				continue
@@ -152,43 +203,40 @@ func newSpreader(g *fabric.Graph, r *lft.Routing, jobs []routing.Job) (*spreader
 			}
 		}
 		s.src = append(s.src, src)
-		s.jobLoad = append(s.jobLoad, make([]int64, C))
+		s.jobLoad = append(s.jobLoad, make([]int64, g.NumChannels()))
 	}
-	for d := 1; d <= g.MaxLID(); d++ {
-		dsw, _, _ := lft.Target(g, d)
-		if dsw < 0 {
-			continue
-		}
-		vl := r.SL2VL.Default[r.SL.ByDest[d]&0xF]
-		per := s.scratch
-		if j := job[d]; j >= 0 {
-			per = s.jobLoad[j]
-		}
-		if int(vl) >= r.NumVLs {
-			return nil, false, nil
-		}
-		s.load(d, job[d], per)
-		for x := range int32(S) {
-			if c := s.nxt[x]; c >= 0 && s.tc[x] > 0 && s.nxt[g.Head[c]] >= 0 {
-				if err := s.dg.Add(s.dg.Edge(c, s.nxt[g.Head[c]], vl)); err != nil {
-					return nil, false, err
-				}
+	return job
+}
+
+// count walks the tables towards LID d of job j (-1: none): its turns
+// into the dependency graph, a job terminal's paths into the job's loads
+// and d into the targets. ok is false when d's VL is outside r's.
+func (s *spreader) count(d int, j int32) (bool, error) {
+	g, r := s.g, s.r
+	dsw, _, _ := lft.Target(g, d)
+	if dsw < 0 {
+		return true, nil
+	}
+	vl := r.SL2VL.Default[r.SL.ByDest[d]&0xF]
+	per := s.scratch
+	if j >= 0 {
+		per = s.jobLoad[j]
+	}
+	if int(vl) >= r.NumVLs {
+		return false, nil
+	}
+	s.load(d, j, per)
+	for x := range int32(g.NumSwitches()) {
+		if c := s.nxt[x]; c >= 0 && s.tc[x] > 0 && s.nxt[g.Head[c]] >= 0 {
+			if err := s.dg.Add(s.dg.Edge(c, s.nxt[g.Head[c]], vl)); err != nil {
+				return false, err
 			}
 		}
-		if j := job[d]; j >= 0 {
-			s.targets = append(s.targets, spreadTarget{lid: d, job: j, vl: vl})
-		}
 	}
-	if s.dg.Order() != nil {
-		return nil, false, nil
+	if j >= 0 {
+		s.targets = append(s.targets, spreadTarget{lid: d, job: j, vl: vl})
 	}
-	for _, l := range s.jobLoad {
-		for c, x := range l {
-			s.total[c] += x
-			s.cap = max(s.cap, x)
-		}
-	}
-	return s, true, nil
+	return true, nil
 }
 
 // load walks the tables towards LID d: the next channel, hops and
@@ -219,30 +267,80 @@ func (s *spreader) load(d int, j int32, per []int64) {
 	}
 }
 
-// heaviest returns the largest load of all jobs together on a channel.
-func (s *spreader) heaviest() int64 {
-	var m int64
-	for _, x := range s.total {
-		m = max(m, x)
+// mark keeps channel c in over exactly when its total is above floor.
+func (s *spreader) mark(c int32) {
+	at := s.overAt[c]
+	switch is := s.total[c] > s.floor; {
+	case is && at < 0:
+		s.overAt[c] = int32(len(s.over))
+		s.over = append(s.over, c)
+	case !is && at >= 0:
+		last := s.over[len(s.over)-1]
+		s.over[at], s.overAt[last] = last, at
+		s.over = s.over[:len(s.over)-1]
+		s.overAt[c] = -1
 	}
-	return m
+}
+
+// crosses reports whether LID d's entries send anything onto a channel
+// loaded above floor: when none does, no move of d's entries can lower
+// one, and d's tree need not be walked.
+func (s *spreader) crosses(d int) bool {
+	for _, c := range s.over {
+		if s.r.Port(s.g.Tail[c], d) == s.g.OutPort[c] {
+			return true
+		}
+	}
+	return false
 }
 
 // improve tries to move the entries of target t's switches, farthest
 // from its switch first, each once.
 func (s *spreader) improve(t spreadTarget) {
-	s.load(t.lid, t.job, s.scratch)
-	s.order = s.order[:0]
-	for x := range int32(s.g.NumSwitches()) {
-		if s.nxt[x] >= 0 && s.carry[x] > 0 {
-			s.order = append(s.order, x)
-		}
+	if !s.crosses(t.lid) {
+		return
 	}
-	slices.SortFunc(s.order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(s.hops[b], s.hops[a]), cmp.Compare(a, b))
-	})
+	s.load(t.lid, t.job, s.scratch)
+	s.sortOrder()
+	// Every switch's route ends on one nearer to d, tried later: a move
+	// changes no route still to be tried, only loads, and those it raises
+	// stay at most raised.
+	s.hot[s.dsw], s.raised = 0, 0
+	for i := len(s.order) - 1; i >= 0; i-- {
+		u := s.order[i]
+		c := s.nxt[u]
+		s.hot[u] = max(s.total[c], s.hot[s.g.Head[c]])
+	}
 	for _, u := range s.order {
 		s.try(t, u)
+	}
+}
+
+// sortOrder lists the switches that forward the job's paths towards d,
+// farthest from d first, by number among equals (a counting sort).
+func (s *spreader) sortOrder() {
+	s.bucket = s.bucket[:0]
+	n := 0
+	for x := range int32(s.g.NumSwitches()) {
+		if s.nxt[x] >= 0 && s.carry[x] > 0 {
+			for int(s.hops[x]) >= len(s.bucket) {
+				s.bucket = append(s.bucket, 0)
+			}
+			s.bucket[s.hops[x]]++
+			n++
+		}
+	}
+	// bucket[h] becomes where the switches h hops away start.
+	at := int32(0)
+	for h := len(s.bucket) - 1; h >= 0; h-- {
+		at, s.bucket[h] = at+s.bucket[h], at
+	}
+	s.order = slices.Grow(s.order[:0], n)[:n]
+	for x := range int32(s.g.NumSwitches()) {
+		if s.nxt[x] >= 0 && s.carry[x] > 0 {
+			s.order[s.bucket[s.hops[x]]] = x
+			s.bucket[s.hops[x]]++
+		}
 	}
 }
 
@@ -253,14 +351,32 @@ func (s *spreader) try(t spreadTarget, u int32) {
 	g := s.g
 	k, co := s.carry[u], s.nxt[u]
 	s.cands = s.cands[:0]
+	// top is the heaviest channel on u's route: no move lowers a channel
+	// under top when top is at most the floor, and a candidate is out
+	// once it adds paths to a channel up to top. hot and raised bound it
+	// without a walk.
+	top := max(s.hot[u], s.raised)
+	if top <= s.floor {
+		return
+	}
+	if s.hot[u] <= s.floor {
+		top = 0
+		for x := u; x != s.dsw; x = g.Head[s.nxt[x]] {
+			top = max(top, s.total[s.nxt[x]])
+		}
+		if top <= s.floor {
+			return
+		}
+	}
+	jl := s.jobLoad[t.job]
 	for c := g.Off[u]; c < g.Off[u+1]; c++ {
 		if c == co || s.hops[g.Head[c]] != s.hops[u]-1 {
 			continue
 		}
-		lost, gain, job := s.total[co], s.total[c]+k, s.jobLoad[t.job][c]+k
-		for a, b := g.Head[co], g.Head[c]; a != b; a, b = g.Head[s.nxt[a]], g.Head[s.nxt[b]] {
+		lost, gain, job := s.total[co], s.total[c]+k, jl[c]+k
+		for a, b := g.Head[co], g.Head[c]; a != b && gain < top && job <= s.cap; a, b = g.Head[s.nxt[a]], g.Head[s.nxt[b]] {
 			ca, cb := s.nxt[a], s.nxt[b]
-			lost, gain, job = max(lost, s.total[ca]), max(gain, s.total[cb]+k), max(job, s.jobLoad[t.job][cb]+k)
+			lost, gain, job = max(lost, s.total[ca]), max(gain, s.total[cb]+k), max(job, jl[cb]+k)
 		}
 		if gain < lost && lost > s.floor && job <= s.cap {
 			s.cands = append(s.cands, spreadCand{c: c, gain: gain})
@@ -321,6 +437,10 @@ func (s *spreader) apply(t spreadTarget, u, cn int32) {
 	shift := func(c int32, by int64) {
 		s.total[c] += by
 		jl[c] += by
+		s.mark(c)
+		if by > 0 {
+			s.raised = max(s.raised, s.total[c])
+		}
 	}
 	co := s.nxt[u]
 	shift(co, -k)

@@ -2,7 +2,8 @@
 # Table hash set: the SHA-256 of every table file `nuesm route` writes for a
 # fixed set of fabrics (12 generated families, with and without failures,
 # plus the sample dumps of ../shared/corpus) and engines (Nue at k = 1, 2,
-# 4, 8 with share auto, none and switch; every other engine at 8 VLs).
+# 4, 8 with share auto, none and switch; every other engine at 8 VLs,
+# sar-nue also with spread=all).
 # Refactorings that must not change tables compare two runs:
 #   bench/tablehash/run.sh bin/nuesm > after.txt
 #   bench/tablehash/run.sh /tmp/old/nuesm > before.txt && diff before.txt after.txt
@@ -73,4 +74,5 @@ for f in "${fabrics[@]}"; do
 	done
 	run "$f" "dfsssp/vlbalance=off" --engine dfsssp --param vlbalance=off
 	run "$f" "lash/sources=all" --engine lash --param sources=all
+	run "$f" "sar-nue/spread=all" --engine sar-nue --vls 8 --param spread=all
 done
