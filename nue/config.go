@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 )
 
@@ -72,10 +73,10 @@ var params = []param{
 		func(c Config) string { return layersString(c.Layers) }, func(c *Config, v string) { c.Layers = parseLayers(v) }},
 }
 
-// layerValues lists "all" and 1..lft.NumSLs−1 (a VL limit is at most 15).
+// layerValues lists "all" and 1..lft.NumSLs−1 (the most data VLs).
 func layerValues() []string {
 	v := []string{"all"}
-	for k := 1; k <= 15; k++ {
+	for k := 1; k < lft.NumSLs; k++ {
 		v = append(v, strconv.Itoa(k))
 	}
 	return v

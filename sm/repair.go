@@ -91,16 +91,16 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 	// destinations whose paths changed, with the report of a full
 	// verification.
 	vst := s.verified.Load()
-	if pg := s.pubGraph.Load(); pub.FabricSHA256 != hash && pg != nil && g.Same(pg) {
+	if pub.FabricSHA256 == hash {
+		return s.keepPublished(g, e, pub.Engine, vst)
+	}
+	if pg := s.pubGraph.Load(); pg != nil && g.Same(pg) {
 		// The fabric the published tables were verified for, in other
 		// text. Asked again for the text last routed, a full routing
 		// routes it in full (as keepRouted).
 		if lt := s.pubText.Load(); !repaired && lt != nil && *lt == hash {
 			return nil
 		}
-		return s.keepPublished(g, e, pub.Engine, vst)
-	}
-	if pub.FabricSHA256 == hash {
 		return s.keepPublished(g, e, pub.Engine, vst)
 	}
 	if !vst.Covers(g) {
@@ -125,15 +125,23 @@ func (s *Server) keepPublished(g *fabric.Graph, e routing.Engine, engine string,
 	if old == nil {
 		return nil
 	}
+	old.Engine = engine
+	res, _ := s.verifyKept(g, e, old, vst)
+	return res
+}
+
+// verifyKept verifies tables r, kept without a routing or repair run,
+// for g against st (timed as the reroute's verify phase), and returns
+// them as the reroute's result.
+func (s *Server) verifyKept(g *fabric.Graph, e routing.Engine, r *lft.Routing, st *cdg.State) (*routing.Result, error) {
 	t0 := time.Now()
-	rep, next, err := routing.VerifyState(g, old, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, vst)
+	rep, next, err := routing.VerifyState(g, r, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, st)
 	tv := time.Since(t0)
 	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	old.Engine = engine
-	return &routing.Result{Routing: old, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: engine, Report: rep, Verify: tv}}}
+	return &routing.Result{Routing: r, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: r.Engine, Report: rep, Verify: tv}}}, nil
 }
 
 // keepRouted returns the base routing, verified for g against its State,
@@ -151,16 +159,13 @@ func (s *Server) keepRouted(g *fabric.Graph, e routing.Engine) *routing.Result {
 	if b == nil || last == nil || g.Same(last) || b.engine != e.Name() || !g.Same(b.g) || b.r.CheckShape(g) != nil {
 		return nil
 	}
-	t0 := time.Now()
-	rep, next, err := routing.VerifyState(g, b.r, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, b.st)
-	tv := time.Since(t0)
-	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
+	res, err := s.verifyKept(g, e, b.r, b.st)
 	if err != nil {
 		s.log.Warn("the routed tables do not verify for their fabric; full reroute", "err", err)
 		return nil
 	}
-	s.log.Info("the fabric is the one the published tables were routed for; kept", "engine", b.engine, "verify_seconds", tv.Seconds())
-	return &routing.Result{Routing: b.r, Report: rep, State: next, Attempts: []routing.Attempt{{Engine: b.engine, Report: rep, Verify: tv}}}
+	s.log.Info("the fabric is the one the published tables were routed for; kept", "engine", b.engine, "verify_seconds", res.Attempts[0].Verify.Seconds())
+	return res
 }
 
 // repairSource is what repairFrom repairs: tables of engine, verified

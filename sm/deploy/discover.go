@@ -293,11 +293,11 @@ func (d *Deployer) scan(ctx context.Context, reason string, g *scanGate, trigger
 	d.mu.Lock()
 	d.disc.Runs++
 	d.disc.LastRun, d.disc.LastTrigger, d.disc.LastError = time.Now().UTC(), reason, ""
+	if err != nil {
+		d.disc.LastError = err.Error()
+	}
 	d.mu.Unlock()
 	if err != nil {
-		d.mu.Lock()
-		d.disc.LastError = err.Error()
-		d.mu.Unlock()
 		if errors.Is(err, errTrapDuringScan) {
 			d.met.discover.WithLabelValues("superseded").Inc()
 			d.log.Info("fabric discovery not adopted", "trigger", reason, "reason", err)
