@@ -69,6 +69,13 @@ bench-nue: build
 bench-sar: build
 	VLS="$(VLS)" bench/sar/run.sh
 
+## bench-spread: the cost of sar-nue's spreading (sar/spread.go) alone and of
+## a whole sar-nue:spread=all routing against Nue's (damaged k=12 fat tree,
+## 6x6x6 torus, k=18 fat tree), 5 runs each -> stdout (bench/sar/NOTES.md)
+.PHONY: bench-spread
+bench-spread:
+	$(GO) test -run '^$$' -bench 'SpreadAll' -count 5 ./sar/
+
 ## bench-output: bytes written per table set and per published generation,
 ## compact forms against the older text layout (route, route --compact,
 ## serve's first generation) -> bench/output/RESULTS.md. NUESM_OLD=<binary
