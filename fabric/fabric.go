@@ -234,3 +234,18 @@ func (f *Fabric) SortedByGUID() []NodeID {
 	})
 	return ids
 }
+
+// CanonicalOrder returns the node ids ordered by node GUID (then by id,
+// reached only with duplicate GUIDs, which Validate rejects). It is the
+// order Compile numbers switches and terminals in: ibnetdiscover lists
+// nodes in the order its discovery from one host meets them, and a fabric
+// must route the same whatever host dumped it. Unlike SortedByGUID it does
+// not group by kind, which Compile does not need.
+func (f *Fabric) CanonicalOrder() []NodeID {
+	ids := make([]NodeID, len(f.Nodes))
+	for i := range ids {
+		ids[i] = NodeID(i)
+	}
+	sort.SliceStable(ids, func(a, b int) bool { return f.Nodes[ids[a]].GUID < f.Nodes[ids[b]].GUID })
+	return ids
+}
