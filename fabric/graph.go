@@ -201,7 +201,8 @@ func (g *Graph) ChannelAt(s int32, p uint8) int32 {
 // every port; the caller must not modify it.
 func (g *Graph) PortChannels(s int32) []int32 { return g.portChan[g.portOff[s]:g.portOff[s+1]] }
 
-// TermsOf returns the terminal indices attached to switch s.
+// TermsOf returns the terminal indices attached to switch s, ascending
+// (by node GUID, then port, as Terms is ordered; not by switch port).
 func (g *Graph) TermsOf(s int32) []int32 { return g.TermAt[g.TermOff[s]:g.TermOff[s+1]] }
 
 // SwitchLID returns the LID of switch s (0 when unassigned).
