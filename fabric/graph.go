@@ -7,7 +7,7 @@ import (
 
 // Graph is the dense, read-only view of a fabric that routing engines work
 // on. Switches are numbered 0..NumSwitches()-1 in node GUID order (see
-// CanonicalOrder), not in the dump's order, so that one fabric dumped from
+// SortedByGUID), not in the dump's order, so that one fabric dumped from
 // any host gets the same numbering and the same tables. A channel is
 // one direction of one switch-to-switch cable; the channels leaving switch s
 // are the contiguous ids Off[s] .. Off[s+1]-1, in port order, so Head is the
@@ -29,7 +29,7 @@ type Graph struct {
 	InPort  []uint8 // channel -> port number on Head
 	Rev     []int32 // channel -> the opposite direction of the same cable
 
-	Terms   []Terminal // CA and router ports that are cabled, in node GUID/port order
+	Terms   []Terminal // CA and router ports that are cabled, by node kind, GUID and port
 	TermOff []int32    // terminals on switch s: TermAt[TermOff[s]:TermOff[s+1]]
 	TermAt  []int32    // terminal indices grouped by switch
 
@@ -60,7 +60,7 @@ func Compile(f *Fabric) (*Graph, error) {
 		return nil, err
 	}
 	g := &Graph{F: f, SwitchOf: make([]int32, len(f.Nodes))}
-	order := f.CanonicalOrder()
+	order := f.SortedByGUID()
 	for i := range g.SwitchOf {
 		g.SwitchOf[i] = -1
 	}
@@ -125,8 +125,9 @@ func Compile(f *Fabric) (*Graph, error) {
 	return g, nil
 }
 
-// terminals lists the CA and router ports in canonical node order, so that
-// terminal indices and each switch's TermsOf follow GUIDs, not the dump.
+// terminals lists the CA and router ports in SortedByGUID's order, so
+// that terminal indices and each switch's TermsOf follow GUIDs, not the
+// dump.
 func (g *Graph) terminals(order []NodeID) {
 	f := g.F
 	S := len(g.Switches)
@@ -202,7 +203,7 @@ func (g *Graph) ChannelAt(s int32, p uint8) int32 {
 func (g *Graph) PortChannels(s int32) []int32 { return g.portChan[g.portOff[s]:g.portOff[s+1]] }
 
 // TermsOf returns the terminal indices attached to switch s, ascending
-// (by node GUID, then port, as Terms is ordered; not by switch port).
+// (in Terms' order: by node kind, GUID and port; not by switch port).
 func (g *Graph) TermsOf(s int32) []int32 { return g.TermAt[g.TermOff[s]:g.TermOff[s+1]] }
 
 // SwitchLID returns the LID of switch s (0 when unassigned).

@@ -206,14 +206,17 @@ func checkGraph(t *testing.T, f *fabric.Fabric, g *fabric.Graph) {
 	checkGraphTerminals(t, f, g, sws)
 }
 
-// byGUID returns f's node ids in node GUID order, the order Compile
+// byGUID returns f's node ids by node kind and GUID, the order Compile
 // numbers switches and terminals in.
 func byGUID(f *fabric.Fabric) []fabric.NodeID {
 	ids := make([]fabric.NodeID, len(f.Nodes))
 	for i := range ids {
 		ids[i] = fabric.NodeID(i)
 	}
-	slices.SortFunc(ids, func(a, b fabric.NodeID) int { return cmp.Compare(f.Nodes[a].GUID, f.Nodes[b].GUID) })
+	slices.SortFunc(ids, func(a, b fabric.NodeID) int {
+		na, nb := &f.Nodes[a], &f.Nodes[b]
+		return cmp.Or(cmp.Compare(na.Kind, nb.Kind), cmp.Compare(na.GUID, nb.GUID))
+	})
 	return ids
 }
 

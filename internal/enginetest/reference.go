@@ -190,9 +190,9 @@ type refPort struct {
 	swItself bool
 }
 
-// refEndpoints lists the switches and cabled CA and router ports in node
-// GUID order (the order fabric.Compile numbers them in, whatever order the
-// dump lists them in), the owner (index in that list) of each LID, and the
+// refEndpoints lists the switches and cabled CA and router ports by node
+// kind and GUID (the order fabric.Compile numbers them in, whatever order
+// the dump lists them in), the owner (index in that list) of each LID, and the
 // LIDs sorted.
 func refEndpoints(g *fabric.Graph) ([]refPort, map[int]int, []int) {
 	f := g.F
@@ -200,7 +200,10 @@ func refEndpoints(g *fabric.Graph) ([]refPort, map[int]int, []int) {
 	for i := range ids {
 		ids[i] = fabric.NodeID(i)
 	}
-	sort.SliceStable(ids, func(a, b int) bool { return f.Nodes[ids[a]].GUID < f.Nodes[ids[b]].GUID })
+	sort.SliceStable(ids, func(a, b int) bool {
+		na, nb := &f.Nodes[ids[a]], &f.Nodes[ids[b]]
+		return na.Kind < nb.Kind || na.Kind == nb.Kind && na.GUID < nb.GUID
+	})
 	var ports []refPort
 	for _, i := range ids {
 		n := &f.Nodes[i]

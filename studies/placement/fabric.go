@@ -15,7 +15,7 @@ import (
 func DescribeCAs(f *fabric.Fabric, a *Assignment) error {
 	t := a.P.Torus
 	sw := make(map[fabric.NodeID]int)
-	for _, id := range f.CanonicalOrder() {
+	for _, id := range f.SortedByGUID() {
 		if f.Nodes[id].Kind == fabric.Switch {
 			sw[id] = len(sw)
 		}
