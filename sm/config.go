@@ -6,7 +6,9 @@ import (
 	"maps"
 	"net"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -262,7 +264,13 @@ var rangeChecks = map[string]func(c Config) error{
 		return nil
 	},
 	"listen": func(c Config) error {
-		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		_, port, err := net.SplitHostPort(c.Listen)
+		if err == nil {
+			// The port is checked here, not at the bind after routing
+			// started ("127.0.0.1:99999" passed --dry-run).
+			_, err = net.LookupPort("tcp", port)
+		}
+		if err != nil {
 			return fmt.Errorf("listen %q: %w", c.Listen, err)
 		}
 		return nil
@@ -370,6 +378,16 @@ func LoadConfig(path string) (Config, error) {
 func ParseConfig(b []byte, path string) (Config, error) {
 	var c Config
 	md, err := toml.Decode(string(b), &c)
+	if pe := (toml.ParseError{}); errors.As(err, &pe) {
+		return c, &SettingError{Key: pe.LastKey, File: path, Line: pe.Position.Line, Err: decodeError(pe)}
+	}
+	if m := typeErrorRE.FindStringSubmatch(fmt.Sprint(err)); m != nil {
+		// A value of the wrong type: the decoder names the line only in
+		// its message ("toml: line 3 (last key "keep"): incompatible
+		// types: ..."), rewritten to the file:line of every setting error.
+		line, _ := strconv.Atoi(m[1])
+		return c, &SettingError{Key: m[2], File: path, Line: line, Err: fmt.Errorf("%s: %s", m[2], m[3])}
+	}
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -398,6 +416,19 @@ func ParseConfig(b []byte, path string) (Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// typeErrorRE matches the TOML decoder's message for a value of the
+// wrong type.
+var typeErrorRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+// decodeError is the message of a TOML syntax or type error, naming the
+// key it concerns.
+func decodeError(pe toml.ParseError) error {
+	if pe.LastKey != "" {
+		return fmt.Errorf("%s: %s", pe.LastKey, pe.Message)
+	}
+	return errors.New(pe.Message)
 }
 
 // negativeSeed rejects a negative seed, which the TOML decoder would

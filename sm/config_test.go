@@ -24,8 +24,12 @@ func TestConfigRangeErrors(t *testing.T) {
 		{"max_dump_bytes = -1\n", ":1: max_dump_bytes -1"},
 		{"[slurm]\nmax_answer_bytes = 0\n", ":2: slurm.max_answer_bytes 0, expected 1 or more"},
 		{"listen = \"nope\"\n", `:1: listen "nope"`},
+		{"\nlisten = \"127.0.0.1:99999\"\n", `:2: listen "127.0.0.1:99999": address 99999: invalid port`},
+		{"\nkeep = \"three\"\n", `:2: keep: incompatible types`},
+		{"[slurm]\nenabled = \"yes\"\n", `:2: slurm.enabled: incompatible types`},
 		{"[slurm]\nenabeld = true\n", `:2: unknown key "slurm.enabeld"`},
-		{"seed = \"x\"\n", "line 1"},
+		{"seed = \"x\"\n", ":1: seed: incompatible types"},
+		{"\nmax_vls = 8 8\n", ":2: expected a top-level item to end"},
 		{"\nlisteN = \"0\"\n", `:2: key "listeN": keys are lower case (listen)`},
 		{"[Slurm]\ntimeout = \"off\"\n", `key "Slurm"`},
 	} {
