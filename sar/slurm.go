@@ -145,18 +145,35 @@ func LoadJobs(ctx context.Context, g *fabric.Graph, req JobsRequest) ([]routing.
 	if err != nil {
 		return nil, nil, err
 	}
-	return jobsAndNotes(sel, req)
+	if len(sel.UnknownHosts) > 0 && !req.SLURM {
+		return nil, nil, unknownHostError(req.File, running, sel.UnknownHosts)
+	}
+	return jobsAndNotes(sel)
 }
 
-// jobsAndNotes refuses unknown hosts of a jobs file and notes those of
-// SLURM and the dropped jobs.
-func jobsAndNotes(sel *slurm.Selection, req JobsRequest) ([]routing.Job, []string, error) {
+// unknownHostError names the first line of a jobs file with a host not
+// on the fabric, and that line's unknown hosts.
+func unknownHostError(file string, jobs []slurm.Job, unknown []string) error {
+	for _, j := range jobs {
+		var bad []string
+		for _, h := range j.Nodes {
+			if _, found := slices.BinarySearch(unknown, h); found && !slices.Contains(bad, h) {
+				bad = append(bad, h)
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("jobs %s:%d: job %s: %s not on the fabric (not the first word of any CA node description; see --host-map)",
+				file, j.Line, j.ID, hostsPhrase(bad, "host"))
+		}
+	}
+	return fmt.Errorf("jobs %s: %s not on the fabric", file, hostsPhrase(unknown, "host"))
+}
+
+// jobsAndNotes notes the hosts of SLURM not on the fabric and the
+// dropped jobs.
+func jobsAndNotes(sel *slurm.Selection) ([]routing.Job, []string, error) {
 	var notes []string
 	if len(sel.UnknownHosts) > 0 {
-		if !req.SLURM {
-			return nil, nil, fmt.Errorf("jobs %s: %s not on the fabric (not the first word of any CA node description; see --host-map)",
-				req.File, hostsPhrase(sel.UnknownHosts, "host"))
-		}
 		notes = append(notes, fmt.Sprintf("SLURM %s not on the fabric", hostsPhrase(sel.UnknownHosts, "host")))
 	}
 	for _, d := range sel.Dropped {
