@@ -84,11 +84,17 @@ func (s *SLURMJobs) Jobs(ctx context.Context, g *fabric.Graph) ([]SelectedJob, e
 // Select returns the jobs of running (an answer of the source) kept on
 // g: the mapping alone, without asking the source.
 func (s *SLURMJobs) Select(running []slurm.Job, g *fabric.Graph) ([]SelectedJob, error) {
-	sel, err := slurm.Filter(running, s.hostMap(g), s.Filter)
+	sel, err := s.Selection(running, g)
 	if err != nil {
 		return nil, err
 	}
 	return Selected(sel), nil
+}
+
+// Selection returns the filter's whole answer for running on g: the
+// jobs kept, those dropped and why, and the hosts not on g.
+func (s *SLURMJobs) Selection(running []slurm.Job, g *fabric.Graph) (*slurm.Selection, error) {
+	return slurm.Filter(running, s.hostMap(g), s.Filter)
 }
 
 // hostMap returns the host map of g, built once per graph.

@@ -42,8 +42,11 @@ type Status struct {
 	Jobs          []JobStatus `json:"jobs"`
 	SLURM         string      `json:"slurm"` // disabled, ok, error: …
 	SLURMAnswered time.Time   `json:"slurm_answered,omitzero"`
-	StartedAt     time.Time   `json:"started_at"`
-	OutputCurrent string      `json:"output_current"`
+	// SLURMUnknownHosts are hosts of running jobs not on the fabric
+	// (the first 20, sorted; nuesm_slurm_unknown_hosts counts them).
+	SLURMUnknownHosts []string  `json:"slurm_unknown_hosts,omitempty"`
+	StartedAt         time.Time `json:"started_at"`
+	OutputCurrent     string    `json:"output_current"`
 	// Deploy is the deployer's state (rollout to the switches), when one
 	// is configured.
 	Deploy any `json:"deploy,omitempty"`

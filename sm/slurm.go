@@ -78,3 +78,13 @@ func (a slurmAnswer) Map(g *fabric.Graph) ([]routing.Job, []JobStatus, error) {
 	}
 	return sar.Jobs(sel), status, nil
 }
+
+// UnknownHosts returns the hosts of the running jobs that are not on g
+// (by node description or host map), sorted.
+func (a slurmAnswer) UnknownHosts(g *fabric.Graph) []string {
+	sel, err := a.s.Selection(a.running, g)
+	if err != nil {
+		return nil // Map reports it
+	}
+	return sel.UnknownHosts
+}

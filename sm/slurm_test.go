@@ -161,3 +161,57 @@ func TestSLURMAnswerLimits(t *testing.T) {
 		t.Errorf("token over http:// allowed: %v, want a connection error (nothing listens on port 1)", err)
 	}
 }
+
+// TestSLURMUnknownHosts: hosts of running jobs that are not on the fabric
+// are listed in /status and counted by nuesm_slurm_unknown_hosts (a job
+// on them is routed without them, or left out), and go when the jobs end.
+func TestSLURMUnknownHosts(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "fabric.topo")
+	tp, err := topo.FatTree(4, 3, 0)
+	writeFabric(t, fab, tp, err)
+	answer := filepath.Join(dir, "squeue.out")
+	if err := os.WriteFile(answer, []byte(squeueLines+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Fabric: fab, Output: filepath.Join(dir, "out"), Engines: "sar-nue",
+		SLURM: SLURMConfig{Squeue: fakeSqueueScript(t, "cat '"+answer+"'"), Poll: Duration{Duration: -1}}}
+	src, err := NewSLURMJobs(cfg.Defaults().SLURM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics()
+	s := start(t, cfg, WithJobSource(src), WithMetrics(m))
+	st := waitFor(t, s, "published with the jobs", func(st Status) bool { return st.Published != nil && len(st.Jobs) > 0 })
+	if want := []string{"login1", "login2"}; !slices.Equal(st.SLURMUnknownHosts, want) {
+		t.Errorf("unknown hosts %v, want %v", st.SLURMUnknownHosts, want)
+	}
+	if v := metricValue(t, m, "nuesm_slurm_unknown_hosts"); v != 2 {
+		t.Errorf("nuesm_slurm_unknown_hosts %v, want 2", v)
+	}
+
+	if err := os.WriteFile(answer, []byte("1|RUNNING|node[0001-0002,0005]|1:00:00|batch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Trigger("test")
+	st = waitFor(t, s, "rerouted for one job", func(st Status) bool { return len(st.Jobs) == 1 && st.State == "idle" })
+	if st.SLURMUnknownHosts != nil || metricValue(t, m, "nuesm_slurm_unknown_hosts") != 0 {
+		t.Errorf("after the jobs on unknown hosts ended: %v, gauge %v", st.SLURMUnknownHosts, metricValue(t, m, "nuesm_slurm_unknown_hosts"))
+	}
+}
+
+// metricValue returns the value of the label-free gauge name.
+func metricValue(t *testing.T, m *Metrics, name string) float64 {
+	t.Helper()
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
+}
