@@ -88,3 +88,18 @@ func (a slurmAnswer) UnknownHosts(g *fabric.Graph) []string {
 	}
 	return sel.UnknownHosts
 }
+
+// LeftOut reports whether job id is running and left out on g by the
+// filter, and why (slurm.DropReason).
+func (a slurmAnswer) LeftOut(g *fabric.Graph, id string) (string, bool) {
+	sel, err := a.s.Selection(a.running, g)
+	if err != nil {
+		return "", false
+	}
+	for _, d := range sel.Dropped {
+		if d.ID == id {
+			return string(d.Reason), true
+		}
+	}
+	return "", false
+}
