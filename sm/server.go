@@ -109,7 +109,8 @@ type Server struct {
 	// which a repair of them is verified incrementally.
 	verified atomic.Pointer[cdg.State]
 	// The fabric of the published tables (nil after a restart, until the
-	// first publication): a fabric within it keeps tables that need no
+	// first reroute publishes or keeps tables; publishedGraph then reads
+	// the published dump's): a fabric within it keeps tables that need no
 	// change.
 	pubGraph atomic.Pointer[fabric.Graph]
 	// The SHA-256 of the dump text the last reroute published or kept
@@ -118,6 +119,8 @@ type Server struct {
 	// The last full routing published for no job, which a returned cable
 	// or switch is repaired from (nil: none).
 	base atomic.Pointer[baseRouting]
+	// The published generation's dump (publishedDump; nil: not read yet).
+	pubDump atomic.Pointer[publishedDump]
 
 	// owned by the Run goroutine
 	fabricSeen fileStamp
@@ -175,6 +178,9 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	s.status.Store(st)
 	if cur != nil {
 		s.metrics.generation.Set(float64(cur.Generation))
+		if err := s.pub.check(cur.Generation); err != nil {
+			s.log.Warn("published generation damaged; a reroute publishes afresh", "generation", cur.Generation, "err", err)
+		}
 	}
 	return s, nil
 }
