@@ -72,7 +72,8 @@ func restarted(t *testing.T, cfg Config, opts ...Option) (*Server, Status, func(
 // repair run, one verification (of the tables read back, for the new
 // dump's fabric). Its node blocks reordered: nothing is published. A
 // host renamed: a new generation with the same tables publishes the
-// dump and OpenSM's LFT dump that name it.
+// dump and OpenSM's LFT dump that name it. Repaired tables (after a
+// cable failure) stay too when their dump is reordered.
 func TestRestartSameFabricOtherText(t *testing.T) {
 	tp, fab, out, cfg := publishedTorus(t, []int{4, 4, 4}, Config{Engines: "nue", MaxVLs: 8})
 	_, r1 := readGen(t, out, 1)
@@ -83,33 +84,30 @@ func TestRestartSameFabricOtherText(t *testing.T) {
 			break
 		}
 	}
-	for _, step := range []struct {
-		what   string
-		write  func()
-		gen    int
-		result string
-	}{
-		{"node blocks reordered", func() { writeText(t, fab, reorderedDump(t, fab)) }, 1, resultUnchanged},
-		{"a host renamed", func() { writeFabric(t, fab, &topo.Topology{Fabric: renamed}, nil) }, 2, resultPublished},
-	} {
-		step.write()
+	// keep restarts the daemon after write and checks that it keeps
+	// generation gen's tables, r1, verified once, routed and repaired by
+	// no run, with the result expected.
+	keep := func(what string, write func(), gen int, result, engine string) {
+		t.Helper()
+		write()
 		s, st, stop := restarted(t, cfg)
-		if st.LastResult != step.result || st.Published == nil || st.Published.Generation != step.gen || st.Published.Engine != "nue" {
-			t.Fatalf("restart, %s: %s %q, published %+v; expected %s, generation %d by nue", step.what, st.LastResult, st.LastError,
-				st.Published, step.result, step.gen)
+		stop()
+		if st.LastResult != result || st.Published == nil || st.Published.Generation != gen || st.Published.Engine != engine {
+			t.Fatalf("restart, %s: %s %q, published %+v; expected %s, generation %d by %s", what, st.LastResult, st.LastError,
+				st.Published, result, gen, engine)
 		}
 		if n := phaseCount(t, s, "route"); n != 0 {
-			t.Errorf("restart, %s: %d routing or repair runs; the published tables were verified for this fabric", step.what, n)
+			t.Errorf("restart, %s: %d routing or repair runs; the published tables were verified for this fabric", what, n)
 		}
 		if n := phaseCount(t, s, "verify"); n != 1 {
-			t.Errorf("restart, %s: %d verifications, expected the kept tables' one", step.what, n)
+			t.Errorf("restart, %s: %d verifications, expected the kept tables' one", what, n)
 		}
-		stop()
-		g, r := readGen(t, out, step.gen)
-		if !lft.Equal(r, r1) {
-			t.Errorf("restart, %s: generation %d's tables differ from the kept ones in %d destinations", step.what, step.gen, changedDests(g, r1, r))
+		if g, r := readGen(t, out, gen); !lft.Equal(r, r1) {
+			t.Errorf("restart, %s: generation %d's tables differ from the kept ones in %d destinations", what, gen, changedDests(g, r1, r))
 		}
 	}
+	keep("node blocks reordered", func() { writeText(t, fab, reorderedDump(t, fab)) }, 1, resultUnchanged, "nue")
+	keep("a host renamed", func() { writeFabric(t, fab, &topo.Topology{Fabric: renamed}, nil) }, 2, resultPublished, "nue")
 	want, err := os.ReadFile(fab)
 	if err != nil {
 		t.Fatal(err)
@@ -117,6 +115,20 @@ func TestRestartSameFabricOtherText(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(out, genName(2), lft.FabricFile)); err != nil || string(got) != string(want) {
 		t.Errorf("generation 2 does not publish the dump with the renamed host (%v)", err)
 	}
+
+	failed, _, err := topo.InjectFailures(renamed, topo.FailureSpec{LinkFraction: 0.01, Seed: 7, SkipCritical: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFabric(t, fab, &topo.Topology{Fabric: failed}, nil)
+	s, stop := serve(t, cfg)
+	st := waitFor(t, s, "repair", func(st Status) bool { return st.Published != nil && st.Published.Generation == 3 && st.State == "idle" })
+	stop()
+	if st.Published.Engine != "nue"+repairSuffix {
+		t.Fatalf("engine after a cable failure: %q, expected nue+repair", st.Published.Engine)
+	}
+	_, r1 = readGen(t, out, 3)
+	keep("repaired tables' dump reordered", func() { writeText(t, fab, reorderedDump(t, fab)) }, 3, resultUnchanged, "nue"+repairSuffix)
 	checkPublished(t, out)
 }
 
