@@ -1,47 +1,16 @@
 package sm
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/topo"
 )
-
-// serve runs a server in the background until stop (or the test's end).
-func serve(t *testing.T, cfg Config, opts ...Option) (s *Server, stop func()) {
-	t.Helper()
-	if cfg.Listen == "" {
-		cfg.Listen = "127.0.0.1:0"
-	}
-	if cfg.FabricPoll.Duration == 0 {
-		cfg.FabricPoll.Duration = MinFabricPoll
-	}
-	s, err := New(cfg, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return s, stop
-}
 
 // publishedTorus publishes generation 1 for a torus with a daemon of
 // cfg's engines (its dump and output set here) and stops it.
