@@ -96,15 +96,15 @@ func TestKnownAnswerCycles(t *testing.T) {
 	}
 }
 
-// TestDeliveryFailureReasons breaks a working routing of a line of six
-// switches (two CAs each) towards one CA on the first switch in each way
-// the verifier distinguishes.
-func TestDeliveryFailureReasons(t *testing.T) {
+// lineRouting is a line of six switches (two CAs each), sw[x] the switch
+// at position x, and a working routing of it.
+func lineRouting(t *testing.T) (*fabric.Graph, [6]int32, *lft.Routing) {
+	t.Helper()
 	g := compileFabric(t, must(t)(topo.Torus([]int{6}, 2, true)))
 	if g.NumSwitches() != 6 || len(g.Terms) != 12 {
 		t.Fatalf("line: %d switches, %d CAs", g.NumSwitches(), len(g.Terms))
 	}
-	var sw [6]int32 // switch at position x of the line
+	var sw [6]int32
 	for x := range sw {
 		sw[x] = -1
 	}
@@ -136,10 +136,30 @@ func TestDeliveryFailureReasons(t *testing.T) {
 	if rep, err := cdg.Verify(g, base, cdg.Options{}); err != nil {
 		t.Fatalf("base routing: %v\n%s", err, rep)
 	}
+	return g, sw, base
+}
+
+// brokenDelivery is one way of breaking the line's routing towards a CA
+// on its first switch.
+type brokenDelivery struct {
+	name   string
+	x      int   // switch position whose entry changes
+	port   uint8 // new entry
+	x2     int   // a second change (loop), -1 if none
+	port2  uint8
+	reason enginetest.Reason
+	at     []int // positions the failure may be reported at
+	fail   []int // positions of the switches whose path fails
+}
+
+// TestDeliveryFailureReasons breaks a working routing of a line of six
+// switches (two CAs each) towards one CA on the first switch in each way
+// the verifier distinguishes.
+func TestDeliveryFailureReasons(t *testing.T) {
+	g, sw, base := lineRouting(t)
 	// The destination: the first CA on the switch at position 0.
 	dst := g.Terms[g.TermsOf(sw[0])[0]]
 	other := g.Terms[g.TermsOf(sw[0])[1]]
-	lid := int(dst.LID)
 	toward := func(x, y int) uint8 { // port of switch x towards switch y
 		for c := g.Off[sw[x]]; c < g.Off[sw[x]+1]; c++ {
 			if g.Head[c] == sw[y] {
@@ -160,16 +180,7 @@ func TestDeliveryFailureReasons(t *testing.T) {
 		t.Fatal("the end switch has no free port")
 	}
 	hostOf1 := g.Terms[g.TermsOf(sw[1])[0]].SwitchPort
-	for _, c := range []struct {
-		name   string
-		x      int   // switch position whose entry changes
-		port   uint8 // new entry
-		x2     int   // a second change (loop), -1 if none
-		port2  uint8
-		reason enginetest.Reason
-		at     []int // positions the failure may be reported at
-		fail   []int // positions of the switches whose path fails
-	}{
+	for _, c := range []brokenDelivery{
 		{"loop", 2, toward(2, 3), 3, toward(3, 2), enginetest.Loop, []int{2, 3}, []int{2, 3, 4, 5}},
 		{"dead end", 1, lft.NoPort, -1, 0, enginetest.NoRoute, []int{1}, []int{1, 2, 3, 4, 5}},
 		{"wrong CA", 1, hostOf1, -1, 0, enginetest.WrongNode, []int{1}, []int{1, 2, 3, 4, 5}},
@@ -181,44 +192,51 @@ func TestDeliveryFailureReasons(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := base.Clone()
-			r.SetPort(sw[c.x], lid, c.port)
+			r.SetPort(sw[c.x], int(dst.LID), c.port)
 			if c.x2 >= 0 {
-				r.SetPort(sw[c.x2], lid, c.port2)
+				r.SetPort(sw[c.x2], int(dst.LID), c.port2)
 			}
 			for _, opt := range []cdg.Options{{}, {SwitchDelivery: true}} {
-				rep, err := cdg.Verify(g, r, opt)
-				if rep == nil || !errors.Is(err, cdg.ErrUndelivered) {
-					t.Fatalf("err = %v, want ErrUndelivered", err)
-				}
-				compareWithReference(t, g, rep, enginetest.Reference(g, r, enginetest.RefOptions{SwitchDelivery: opt.SwitchDelivery}), 10)
-				// Two CAs per failing switch, but the destination is no
-				// source of its own LID; with SwitchDelivery the switches
-				// themselves too.
-				n := int64(2 * len(c.fail))
-				if c.fail[0] == 0 {
-					n--
-				}
-				if opt.SwitchDelivery {
-					n += int64(len(c.fail))
-				}
-				failed := rep.Pairs - rep.Delivered
-				loops := c.reason == enginetest.Loop
-				if failed != n || (rep.Loops == failed) != loops || (rep.DeadEnds == failed) == loops {
-					t.Fatalf("%+v: %d failed (%d loops, %d dead ends), want %d %s\n%s", opt, failed, rep.Loops, rep.DeadEnds, n, c.reason.String(), rep)
-				}
-				e := rep.Examples[0]
-				var at []string
-				for _, x := range c.at {
-					at = append(at, fmt.Sprintf("%s at switch %q", c.reason.String(), g.SwitchName(sw[x])))
-				}
-				if e.DLID != lid || !slices.Contains(at, e.Reason) {
-					t.Fatalf("first example %+v, want LID %d and one of %q", e, lid, at)
-				}
-				if !strings.Contains(err.Error(), e.Reason) {
-					t.Errorf("error %q does not show the first example", err)
-				}
+				checkBrokenDelivery(t, g, sw, r, int(dst.LID), c, opt)
 			}
 		})
+	}
+}
+
+// checkBrokenDelivery verifies r, broken as c says towards lid, and
+// checks the verifier's count, kind and first example of the failures
+// against the reference.
+func checkBrokenDelivery(t *testing.T, g *fabric.Graph, sw [6]int32, r *lft.Routing, lid int, c brokenDelivery, opt cdg.Options) {
+	t.Helper()
+	rep, err := cdg.Verify(g, r, opt)
+	if rep == nil || !errors.Is(err, cdg.ErrUndelivered) {
+		t.Fatalf("err = %v, want ErrUndelivered", err)
+	}
+	compareWithReference(t, g, rep, enginetest.Reference(g, r, enginetest.RefOptions{SwitchDelivery: opt.SwitchDelivery}), 10)
+	// Two CAs per failing switch, but the destination is no source of
+	// its own LID; with SwitchDelivery the switches themselves too.
+	n := int64(2 * len(c.fail))
+	if c.fail[0] == 0 {
+		n--
+	}
+	if opt.SwitchDelivery {
+		n += int64(len(c.fail))
+	}
+	failed := rep.Pairs - rep.Delivered
+	loops := c.reason == enginetest.Loop
+	if failed != n || (rep.Loops == failed) != loops || (rep.DeadEnds == failed) == loops {
+		t.Fatalf("%+v: %d failed (%d loops, %d dead ends), want %d %s\n%s", opt, failed, rep.Loops, rep.DeadEnds, n, c.reason.String(), rep)
+	}
+	e := rep.Examples[0]
+	var at []string
+	for _, x := range c.at {
+		at = append(at, fmt.Sprintf("%s at switch %q", c.reason.String(), g.SwitchName(sw[x])))
+	}
+	if e.DLID != lid || !slices.Contains(at, e.Reason) {
+		t.Fatalf("first example %+v, want LID %d and one of %q", e, lid, at)
+	}
+	if !strings.Contains(err.Error(), e.Reason) {
+		t.Errorf("error %q does not show the first example", err)
 	}
 }
 
