@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
@@ -178,6 +180,45 @@ func TestRestartDamagedPublished(t *testing.T) {
 				checkPublished(t, out)
 			})
 		}
+	}
+}
+
+// A restart hands the published generation to the deployer when it is
+// intact. A damaged one (a file changed after it was published) is not
+// rolled out: the deployer gets the generation the first reroute
+// publishes afresh.
+func TestRestartHandsDeployerIntactGeneration(t *testing.T) {
+	_, _, out, cfg := publishedTorus(t, []int{4, 4}, Config{Engines: "nue", MaxVLs: 8})
+	dep := &handoffDeployer{}
+	_, _, stop := restarted(t, cfg, WithDeployer(dep))
+	stop()
+	if hs, pub := dep.seen(); len(hs) != 0 || !slices.Equal(pub, []int{1}) {
+		t.Fatalf("intact: generations %v handed over from disk, %d in memory; expected generation 1 from disk", pub, len(hs))
+	}
+
+	truncateLFTs(t, filepath.Join(out, genName(1)))
+	dep = &handoffDeployer{}
+	_, st, stop := restarted(t, cfg, WithDeployer(dep))
+	stop()
+	if st.Published == nil || st.Published.Generation != 2 {
+		t.Fatalf("damaged: %s %q, published %+v; expected generation 2", st.LastResult, st.LastError, st.Published)
+	}
+	deadline := testDeadline(t)
+	for {
+		hs, pub := dep.seen()
+		if len(pub) != 0 {
+			t.Fatalf("damaged: generations %v handed over from disk", pub)
+		}
+		if len(hs) > 0 {
+			if len(hs) != 1 || hs[0].h.Gen != 2 || hs[0].err != nil {
+				t.Fatalf("damaged: %d handed over in memory, the first generation %d (%v); expected generation 2", len(hs), hs[0].h.Gen, hs[0].err)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("damaged: generation 2 was not handed over")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -122,6 +122,10 @@ type Server struct {
 	// The published generation's dump (publishedDump; nil: not read yet).
 	pubDump atomic.Pointer[publishedDump]
 
+	// Why the published generation New found is damaged (nil: intact):
+	// it is not handed to the deployer.
+	damaged error
+
 	// owned by the Run goroutine
 	fabricSeen fileStamp
 	// phases times the running reroute's phases for its log line (one
@@ -178,8 +182,8 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	s.status.Store(st)
 	if cur != nil {
 		s.metrics.generation.Set(float64(cur.Generation))
-		if err := s.pub.check(cur.Generation); err != nil {
-			s.log.Warn("published generation damaged; a reroute publishes afresh", "generation", cur.Generation, "err", err)
+		if s.damaged = s.pub.check(cur.Generation); s.damaged != nil {
+			s.log.Warn("published generation damaged; a reroute publishes afresh", "generation", cur.Generation, "err", s.damaged)
 		}
 	}
 	return s, nil
@@ -278,7 +282,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("serving", "http", s.httpAddr, "fabric", s.fabricName(), "output", s.cfg.Output)
 	s.fabricSeen, _ = stampOf(s.cfg.Fabric)
 	if s.deployer != nil {
-		if cur := s.status.Load().Published; cur != nil {
+		if cur := s.status.Load().Published; cur != nil && s.damaged == nil {
 			s.deployer.Publish(cur.Generation, s.pub.genDir(cur.Generation))
 		}
 		go func() {
