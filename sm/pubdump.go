@@ -1,6 +1,11 @@
 package sm
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/lft"
@@ -57,14 +62,30 @@ func (s *Server) publishedDump() *publishedDump {
 
 // publishedGraph is the fabric the published tables were last verified
 // for: the last reroute's (pubGraph) or, after a restart until the first
-// reroute that publishes or keeps tables, the published dump's (nil: it
-// cannot be read).
+// reroute that publishes or keeps tables, the published dump's when the
+// tables were published under this routing configuration (nil: none, or
+// the dump cannot be read).
 func (s *Server) publishedGraph() *fabric.Graph {
 	if g := s.pubGraph.Load(); g != nil {
 		return g
+	}
+	p := s.Status().Published
+	if p == nil || p.RoutingConfig != s.cfg.routingConfig() {
+		return nil
 	}
 	if d := s.publishedDump(); d != nil {
 		return d.g
 	}
 	return nil
+}
+
+// routingConfig names what the tables depend on besides the fabric and
+// the jobs: the engine chain, its parameters, the VL limit and the seed.
+func (c Config) routingConfig() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engines=%q max_vls=%d seed=%d", c.Engines, c.MaxVLs, c.Seed)
+	for _, k := range slices.Sorted(maps.Keys(c.Params)) {
+		fmt.Fprintf(&b, " %s=%q", k, c.Params[k])
+	}
+	return b.String()
 }

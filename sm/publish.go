@@ -44,6 +44,9 @@ type PublishedStatus struct {
 	// status.json, as written: the daemon checks the published files
 	// against it and reports changes in /healthz.
 	SHA256 map[string]string `json:"sha256,omitempty"`
+	// RoutingConfig is the configuration the tables were published under
+	// (Config.routingConfig): a restart under another routes in full.
+	RoutingConfig string `json:"routing_config,omitempty"`
 }
 
 // JobStatus describes one job the routing was computed for.

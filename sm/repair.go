@@ -63,11 +63,17 @@ func (s *Server) keepBase(g *fabric.Graph, hash string, res *routing.Result, job
 //
 // It applies when tables for this fabric's switches and LIDs are
 // published by the chain's first engine (repaired or not), no job is
-// routed now or was then (SAR tables follow their jobs), and the result
-// verifies; otherwise it returns nil and the engine chain routes.
+// routed now or was then (SAR tables follow their jobs), the result
+// verifies and, after a restart, the routing configuration is the one
+// they were published under; otherwise it returns nil and the engine
+// chain routes.
 func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs []routing.Job) *routing.Result {
 	pub := s.Status().Published
 	if len(jobs) > 0 || pub == nil || len(pub.Jobs) > 0 {
+		return nil
+	}
+	if rc := s.cfg.routingConfig(); s.pubGraph.Load() == nil && pub.RoutingConfig != "" && pub.RoutingConfig != rc {
+		s.log.Info("restarted under another routing configuration; full reroute", "published", pub.RoutingConfig, "now", rc)
 		return nil
 	}
 	base, repaired := strings.CutSuffix(pub.Engine, repairSuffix)

@@ -134,6 +134,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
+	st.RoutingConfig = s.cfg.routingConfig()
 	set := &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text, OpenSMLFTs: s.cfg.WritesOpenSMDump()}
 	result, err := s.publishSet(ctx, set, st, l.AssignedLIDs)
 	if err != nil {

@@ -183,6 +183,43 @@ func TestRestartDamagedPublished(t *testing.T) {
 	}
 }
 
+// The published dump is the reference for keeping tables only after a
+// restart under the routing configuration they were published under
+// (status.json routing_config). Under another seed the dump of the
+// published fabric in other text is routed in full and the log says
+// why; so is one from a generation that does not say (published by an
+// older nuesm), as before the published dump served as a reference.
+func TestRestartOtherRoutingConfig(t *testing.T) {
+	for _, tc := range []struct {
+		what string
+		seed uint64
+		edit func(*PublishedStatus)
+		log  string
+	}{
+		{"another seed", 7, func(*PublishedStatus) {}, "another routing configuration"},
+		{"configuration unknown", 0, func(st *PublishedStatus) { st.RoutingConfig = "" }, ""},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			_, fab, out, cfg := publishedTorus(t, []int{4, 4}, Config{Engines: "nue", MaxVLs: 8})
+			editStatus(t, filepath.Join(out, genName(1)), tc.edit)
+			writeText(t, fab, reorderedDump(t, fab))
+			cfg.Seed = tc.seed
+			var log logBuffer
+			s, st, stop := restarted(t, cfg, WithLogger(log.logger()))
+			stop()
+			if st.LastResult == resultFailed {
+				t.Fatalf("%s", st.LastError)
+			}
+			if n := phaseCount(t, s, "route"); n != 1 {
+				t.Errorf("%d routing or repair runs, expected one full routing", n)
+			}
+			if !strings.Contains(log.String(), tc.log) {
+				t.Errorf("the log does not say %q:\n%s", tc.log, log.String())
+			}
+		})
+	}
+}
+
 // A restart hands the published generation to the deployer when it is
 // intact. A damaged one (a file changed after it was published) is not
 // rolled out: the deployer gets the generation the first reroute
@@ -254,8 +291,18 @@ func loopTables(t *testing.T, dir string) {
 	if err := lft.WriteCompactLFTsFile(p, g, r); err != nil {
 		t.Fatal(err)
 	}
-	sp := filepath.Join(dir, statusFile)
-	b, err := os.ReadFile(sp)
+	sum, err := fileSHA256(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	editStatus(t, dir, func(st *PublishedStatus) { st.SHA256[lft.CompactLFTsFile] = sum })
+}
+
+// editStatus rewrites the generation's status.json with edit applied.
+func editStatus(t *testing.T, dir string, edit func(*PublishedStatus)) {
+	t.Helper()
+	p := filepath.Join(dir, statusFile)
+	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,13 +310,11 @@ func loopTables(t *testing.T, dir string) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.SHA256[lft.CompactLFTsFile], err = fileSHA256(p); err != nil {
-		t.Fatal(err)
-	}
+	edit(&st)
 	if b, err = json.MarshalIndent(&st, "", "  "); err != nil {
 		t.Fatal(err)
 	}
-	rewrite(t, sp, string(b))
+	rewrite(t, p, string(b))
 }
 
 func remove(t *testing.T, path string) {
