@@ -8,6 +8,7 @@ import (
 
 	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/ibnetdiscover"
+	"github.com/nuesm/nuesm/internal/metrictest"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 	"github.com/nuesm/nuesm/topo"
@@ -274,22 +275,5 @@ func TestHostCableKeepsTables(t *testing.T) {
 // nuesm_reroute_phase_duration_seconds).
 func phaseCount(t *testing.T, s *Server, phase string) uint64 {
 	t.Helper()
-	mfs, err := s.metrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "nuesm_reroute_phase_duration_seconds" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "phase" && l.GetValue() == phase {
-					return m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
-	}
-	t.Fatalf("no phase %q in the metrics", phase)
-	return 0
+	return uint64(metrictest.Value(t, s.metrics.Registry, "nuesm_reroute_phase_duration_seconds", "phase", phase))
 }

@@ -59,6 +59,7 @@ var allowed = map[string][]string{
 	"internal/progress":   nil,
 	"internal/tooltest":   nil,
 	"internal/dumptest":   {"ibnetdiscover"},
+	"internal/metrictest": nil,
 	"internal/simtest":    {"fabric", "lft", "routing", "nue", "dfsssp", "topo"},
 	// Command-line helpers.
 	"internal/vlflag":     {"lft"},

@@ -44,7 +44,11 @@ func (a *Agent) Starts() int {
 // Call sends ops as one batch and returns their results in order. A
 // batch whose co-process fails (it exits, writes garbage, does not answer
 // within timeout) is sent once more to a restarted co-process; every op
-// is a Get or an idempotent Set.
+// is a Get or an idempotent Set. None of the failed co-process's SMPs
+// lands after that batch's or a later one's: it is killed and reaped
+// first, the kernel releases its umad file only once the sends it posted
+// completed, and a route's SMPs reach the switch in order (ibsim handles
+// a dead client's queued MADs before it attaches the next client).
 func (a *Agent) Call(ctx context.Context, ops []Op, timeout time.Duration) ([]Result, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -39,18 +39,7 @@ Switch 8 "S-0000000000000002"
 // switches through the agent co-process: a Set's answer carries what the
 // switch then holds, a Get reads it again, a route into nothing fails.
 func TestAgentOnSimulator(t *testing.T) {
-	ibtest.Require(t, "ibsim")
-	net := filepath.Join(t.TempDir(), "net")
-	if err := os.WriteFile(net, []byte(simNet), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sim := ibtest.StartSim(t, net, ibtest.SimConfig{})
-	lib, err := ibtest.UMAD2Sim()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &Agent{Bin: os.Args[0], Env: []string{envAgent + "=1", "IBSIM_SOCKNAME=" + sim.SockName, "LD_PRELOAD=" + lib}, Dir: t.TempDir()}
-	defer a.Close()
+	_, a := simAgent(t)
 	ctx := context.Background()
 	timeout := ibtest.Budget(t) / 4
 	var blk [DataSize]byte
@@ -111,4 +100,22 @@ func TestAgentOnSimulator(t *testing.T) {
 	if _, err := bad.Call(ctx, ops[2:3], timeout); err == nil || !strings.Contains(err.Error(), "umad0") {
 		t.Errorf("an agent without a device: %v, want an error naming the device", err)
 	}
+}
+
+// simAgent starts ibsim on simNet and an agent (not yet running) for it.
+func simAgent(t *testing.T) (*ibtest.Sim, *Agent) {
+	t.Helper()
+	ibtest.Require(t, "ibsim")
+	net := filepath.Join(t.TempDir(), "net")
+	if err := os.WriteFile(net, []byte(simNet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sim := ibtest.StartSim(t, net, ibtest.SimConfig{})
+	lib, err := ibtest.UMAD2Sim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &Agent{Bin: os.Args[0], Env: []string{envAgent + "=1", "IBSIM_SOCKNAME=" + sim.SockName, "LD_PRELOAD=" + lib}, Dir: t.TempDir()}
+	t.Cleanup(a.Close)
+	return sim, a
 }

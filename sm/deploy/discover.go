@@ -36,12 +36,13 @@ const TriggerDiscovered = "fabric-discovered"
 // The full discoveries a sweep's end or the period start run beside the
 // watch (fullScan): a trap abandons the one in progress, whose scan may
 // predate the change, and is handled at once; the sweep the trap causes
-// ends in another full discovery. An abandoned scan runs to its end and
-// is discarded rather than killed: its SMPs do not hold up the trap's
-// own reads (each client's MADs are answered on their own), and a
-// client killed while it attaches to ibsim 0.10 makes the simulator exit
-// (docs/deploy.md).
+// ends in another full discovery. An abandoned scan is killed on real
+// umad: a scan that meets a dead link would otherwise spend its SMP
+// timeouts and delay the discovery queued behind it. Through umad2sim
+// it runs to its end and is discarded (see killSuperseded).
 func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
+	kill := d.run.killSuperseded()
+	d.log.Debug("full scans a link's trap supersedes", "killed", kill)
 	subnet := ""
 	if d.cfg.DumpDir != "" {
 		subnet = filepath.Join(d.cfg.DumpDir, "opensm-subnet.lst")
@@ -78,7 +79,7 @@ func (d *Deployer) watchFabric(ctx context.Context, trigger func(string)) {
 		}
 		switch st := stampOf(subnet); {
 		case lg.linkChanges > 0:
-			full.abandon()
+			full.abandon(kill)
 			if d.lostCables(ctx, lg.trapSwitches, trigger) {
 				d.oweTrapSweep()
 			} else {
@@ -194,15 +195,52 @@ func (f *fullScan) start(ctx context.Context, scan func(context.Context, *scanGa
 }
 
 // abandon drops the queued scan and makes the one in progress discard
-// what it finds, without stopping it; it waits only for an adoption in
-// progress to end.
-func (f *fullScan) abandon() {
+// what it finds; with kill it also cancels that scan and waits for its
+// end (ibnetdiscover killed), else lets it run to its end and waits only
+// for an adoption in progress to end.
+func (f *fullScan) abandon(kill bool) {
 	f.pending = nil
-	if f.gate != nil {
-		f.gate.mu.Lock()
-		f.gate.off = true
-		f.gate.mu.Unlock()
+	if f.gate == nil {
+		return
 	}
+	f.gate.mu.Lock()
+	f.gate.off = true
+	f.gate.mu.Unlock()
+	if kill {
+		f.cancel()
+		<-f.done
+	}
+}
+
+// killSuperseded reports whether a full scan a link's trap supersedes
+// may be killed at once: the diags reach the fabric through real umad,
+// where a client may die at any moment. Through umad2sim (LD_PRELOAD in
+// the programs' environment, the only way they reach ibsim) a scan is
+// let finish: ibsim 0.10 exits when a client dies between its attach
+// request and ibsim's call-back (docs/deploy.md), and the cost of
+// letting it finish is small there (ibsim answers a dead link's SMPs at
+// once).
+func (r *runner) killSuperseded() bool {
+	return !preloadsUMAD2Sim(append(os.Environ(), r.env...))
+}
+
+// preloadsUMAD2Sim reports whether the LD_PRELOAD that env (NAME=value,
+// the last of a name counting, as exec takes it) gives a program holds
+// umad2sim's library.
+func preloadsUMAD2Sim(env []string) bool {
+	preload := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok {
+			preload = v
+		}
+	}
+	// ld.so splits LD_PRELOAD at spaces and colons.
+	for _, lib := range strings.FieldsFunc(preload, func(r rune) bool { return r == ':' || r == ' ' }) {
+		if strings.Contains(filepath.Base(lib), "umad2sim") {
+			return true
+		}
+	}
+	return false
 }
 
 // reap notes the end of the scan in progress and starts the queued one.
@@ -263,18 +301,18 @@ func (d *Deployer) scan(ctx context.Context, reason string, g *scanGate, trigger
 		logOff = d.osm.logOffset()
 	}
 	out, stderr, err := d.run.runStderr(ctx, "ibnetdiscover")
-	if err != nil && ctx.Err() != nil {
-		d.log.Debug("fabric discovery cancelled", "trigger", reason, "seconds", time.Since(t0).Seconds())
-		return ""
-	}
 	if g != nil {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if g.off {
 			d.met.discover.WithLabelValues("superseded").Inc()
-			d.log.Debug("fabric discovery discarded: a link's trap came during the scan and is handled on its own", "trigger", reason, "seconds", time.Since(t0).Seconds())
+			d.log.Debug("fabric discovery discarded: a link's trap came during the scan and is handled on its own", "trigger", reason, "killed", err != nil && ctx.Err() != nil, "seconds", time.Since(t0).Seconds())
 			return ""
 		}
+	}
+	if err != nil && ctx.Err() != nil {
+		d.log.Debug("fabric discovery cancelled", "trigger", reason, "seconds", time.Since(t0).Seconds())
+		return ""
 	}
 	d.met.discoverDur.Observe(time.Since(t0).Seconds())
 	if err == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/nuesm/nuesm/internal/ibtest"
+	"github.com/nuesm/nuesm/internal/metrictest"
 )
 
 // linkTrapLine is how OpenSM logs a link's trap as it arrives.
@@ -84,24 +85,7 @@ func TestDiscoverSupersededByTrap(t *testing.T) {
 // discoverCount returns nuesm_fabric_discover_total{result}.
 func discoverCount(t *testing.T, reg *prometheus.Registry, result string) float64 {
 	t.Helper()
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != "nuesm_fabric_discover_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no nuesm_fabric_discover_total{result=%q}", result)
-	return 0
+	return metrictest.Value(t, reg, "nuesm_fabric_discover_total", "result", result)
 }
 
 // discover is scan without a gate; it reports whether to scan again.
