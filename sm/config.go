@@ -72,6 +72,31 @@ type Config struct {
 	// OpenSM configures the deployer that rolls published generations out
 	// through a running OpenSM (docs/deploy.md).
 	OpenSM OpenSMConfig `toml:"opensm"`
+
+	// from is where ParseConfig read the settings (nil: not from a
+	// file), so that errors found later, in the engine chain, name the
+	// file and line too.
+	from *settingSource
+}
+
+// settingSource is a configuration file and the line of each setting
+// (TOML key) read from it.
+type settingSource struct {
+	file  string
+	lines map[string]int
+}
+
+// settingError returns err, about the setting key, as a SettingError
+// naming the file and line the setting was read from, if it was.
+func (c Config) settingError(key string, err error) error {
+	if c.from == nil {
+		return err
+	}
+	line, ok := c.from.lines[key]
+	if !ok {
+		return err
+	}
+	return &SettingError{Key: key, File: c.from.file, Line: line, Err: err}
 }
 
 // OpenSMConfig is the [opensm] section: the deployer's settings (package
@@ -403,6 +428,10 @@ func ParseConfig(b []byte, path string) (Config, error) {
 		k := und[0].String()
 		return c, &SettingError{Key: k, File: path, Line: keyLine(b, k), Err: fmt.Errorf("unknown key %q", k)}
 	}
+	c.from = &settingSource{file: path, lines: map[string]int{}}
+	for _, k := range md.Keys() {
+		c.from.lines[k.String()] = keyLine(b, k.String())
+	}
 	var errs []error
 	if err := negativeSeed(b); err != nil {
 		errs = append(errs, &SettingError{Key: "seed", File: path, Line: keyLine(b, "seed"), Err: err})
@@ -509,8 +538,20 @@ func (c Config) Override(o Config, keys ...string) (Config, error) {
 			return c, fmt.Errorf("config: no setting %q to override", k)
 		}
 		set(&c, o)
+		if c.from != nil { // the setting no longer comes from the file
+			from := &settingSource{file: c.from.file, lines: maps.Clone(c.from.lines)}
+			delete(from.lines, k)
+			c.from = from
+		}
 	}
 	if len(o.Params) > 0 {
+		if c.from != nil {
+			from := &settingSource{file: c.from.file, lines: maps.Clone(c.from.lines)}
+			for k := range o.Params {
+				delete(from.lines, "params."+k)
+			}
+			c.from = from
+		}
 		params := make(map[string]string, len(c.Params)+len(o.Params))
 		maps.Copy(params, c.Params)
 		maps.Copy(params, o.Params)
