@@ -55,7 +55,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.stepSeconds.WithLabelValues(k.String()) // every kind from the start
 	}
 	m.stepsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_deploy_steps_total",
-		Help: "Rollout steps by result: proven, failed."}, []string{"result"})
+		Help: "Rollout steps by result: proven, failed, superseded (a newer generation arrived while the step waited on switches that did not answer)."}, []string{"result"})
 	reg.MustRegister(m.stepsTotal)
 	m.rollouts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_deploy_rollouts_total",
 		Help: "Rollouts by result: deployed, stuck, refused, replanned (a newer generation arrived), no-opensm."}, []string{"result"})
@@ -63,7 +63,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, r := range []string{"deployed", "stuck", "refused", "replanned", "no-opensm"} {
 		m.rollouts.WithLabelValues(r)
 	}
-	for _, r := range []string{"proven", "failed"} {
+	for _, r := range []string{"proven", "failed", "superseded"} {
 		m.stepsTotal.WithLabelValues(r)
 	}
 	m.lastProven = gauge("nuesm_deploy_last_proven_timestamp_seconds", "Unix time the switches' tables were last read back and verified.")
