@@ -1,6 +1,9 @@
 package deploy
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/nuesm/nuesm/plan"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the deployer's Prometheus metrics (nuesm_deploy_*,
 // nuesm_fabric_discover_*).
@@ -48,6 +51,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help:    "Duration of rollout steps by kind (write: staged until read back and verified; barrier, pause, resume: drains).",
 		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"kind"})
 	reg.MustRegister(m.stepSeconds)
+	for k := plan.Write; k <= plan.Resume; k++ {
+		m.stepSeconds.WithLabelValues(k.String()) // every kind from the start
+	}
 	m.stepsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_deploy_steps_total",
 		Help: "Rollout steps by result: proven, failed, superseded (a newer generation arrived while the step waited on switches that did not answer)."}, []string{"result"})
 	reg.MustRegister(m.stepsTotal)
