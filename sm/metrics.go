@@ -142,7 +142,7 @@ func fromFirst(chain, engine string) bool {
 // the daemon's own triggers, the SLURM hooks' reasons (contrib/slurm),
 // and "http-other" and "other" for every other reason, so that clients
 // cannot grow the number of series.
-var triggerLabels = []string{"start", "fabric-changed", "fabric-discovered", "sighup", "output-repair", "slurm-jobs-changed",
+var triggerLabels = []string{"start", "fabric-changed", "fabric-discovered", "sighup", "output-repair", "publish-retry", "slurm-jobs-changed",
 	"http", "http-prolog", "http-epilog", "http-hook", "http-other", "other"}
 
 // triggerLabel returns the label value of a trigger reason.

@@ -60,6 +60,7 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 			st.Jobs = jobs
 		}
 	})
+	s.schedulePublishRetry(err)
 	if err != nil {
 		msg := "reroute failed; the last good tables stay published"
 		if s.Status().Published == nil {
@@ -69,6 +70,41 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 		return
 	}
 	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds(), "phases", strings.Join(s.phases, " "))
+}
+
+// publishError is a reroute that routed and verified its tables but could
+// not publish them (a full disk, an output directory in the way): unlike
+// bad input or a routing the engines refuse, it may pass on its own, so
+// it is retried.
+type publishError struct{ err error }
+
+func (e *publishError) Error() string { return e.err.Error() }
+func (e *publishError) Unwrap() error { return e.err }
+
+// Publish retries wait publishRetryMin, doubling up to publishRetryMax.
+const (
+	publishRetryMin = 2 * time.Second
+	publishRetryMax = time.Minute
+)
+
+// schedulePublishRetry records the reroute's outcome for the loop: after
+// a publish that failed, a retry (trigger "publish-retry") and a problem
+// in /healthz until a publication succeeds, since the published tables
+// then route an older fabric or job set than the dump and the hooks ask
+// for; any other outcome ends both.
+func (s *Server) schedulePublishRetry(err error) {
+	var pe *publishError
+	if !errors.As(err, &pe) {
+		if err == nil {
+			s.publishBackoff = 0
+			s.setProblem("publish", "")
+		}
+		s.publishRetry.Store(0)
+		return
+	}
+	s.publishBackoff = min(max(2*s.publishBackoff, publishRetryMin), publishRetryMax)
+	s.publishRetry.Store(int64(s.publishBackoff))
+	s.setProblem("publish", fmt.Sprintf("publishing the tables routed for the current dump failed (retrying every %s at most): %v", s.publishBackoff, pe.err))
 }
 
 // phase times one step of a reroute.
@@ -138,7 +174,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	set := &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text, OpenSMLFTs: s.cfg.WritesOpenSMDump()}
 	result, err := s.publishSet(ctx, set, st, l.AssignedLIDs)
 	if err != nil {
-		return resultFailed, nil, jobStatus, err
+		return resultFailed, nil, jobStatus, &publishError{err}
 	}
 	s.verified.Store(res.State)
 	s.pubGraph.Store(g)

@@ -102,7 +102,13 @@ type Server struct {
 	statusMu sync.Mutex  // serialises status updates
 	status   atomic.Pointer[Status]
 	problems map[string]string // by source; guarded by statusMu
-	started  time.Time
+
+	// publishBackoff is the wait before the next publish retry (the
+	// reroute goroutine's); publishRetry hands it to the loop when the
+	// reroute ends (0: none).
+	publishBackoff time.Duration
+	publishRetry   atomic.Int64
+	started        time.Time
 
 	// The fabric of the last reroute and the fingerprint of the jobs it
 	// routed for: the job poller compares new answers with them.
@@ -342,6 +348,7 @@ func (s *Server) loop(ctx context.Context, httpErr <-chan error) error {
 	tick := time.NewTicker(s.cfg.FabricPoll.Duration)
 	defer tick.Stop()
 	var run *inflight
+	var retry <-chan time.Time // a publish retry, armed while idle
 	for {
 		var trig <-chan string
 		var done <-chan struct{}
@@ -358,11 +365,18 @@ func (s *Server) loop(ctx context.Context, httpErr <-chan error) error {
 		case err := <-httpErr:
 			return fmt.Errorf("sm: http: %w", err)
 		case reason := <-trig:
+			retry = nil // this reroute publishes or schedules its own retry
 			run = s.startReroute(ctx, reason)
 		case <-done:
 			run.deadline.Stop()
 			run = nil
 			s.setProblem("reroute", "")
+			if d := time.Duration(s.publishRetry.Swap(0)); d > 0 {
+				retry = time.After(d)
+			}
+		case <-retry:
+			retry = nil
+			s.Trigger("publish-retry")
 		case <-overdue:
 			msg := fmt.Sprintf("reroute (trigger %s) running past its deadline of %s since %s", run.reason,
 				s.cfg.RerouteTimeout.Duration, run.started.Format(time.RFC3339))
