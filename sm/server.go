@@ -102,13 +102,13 @@ type Server struct {
 	statusMu sync.Mutex  // serialises status updates
 	status   atomic.Pointer[Status]
 	problems map[string]string // by source; guarded by statusMu
+	started  time.Time
 
 	// publishBackoff is the wait before the next publish retry (the
 	// reroute goroutine's); publishRetry hands it to the loop when the
 	// reroute ends (0: none).
 	publishBackoff time.Duration
 	publishRetry   atomic.Int64
-	started        time.Time
 
 	// The fabric of the last reroute and the fingerprint of the jobs it
 	// routed for: the job poller compares new answers with them.
