@@ -17,13 +17,7 @@ import (
 // the cause is gone, and /healthz says 503 meanwhile: the published
 // tables route the old fabric.
 func TestPublishRetried(t *testing.T) {
-	dir := t.TempDir()
-	fab := filepath.Join(dir, "fabric.topo")
-	tp, err := topo.Torus([]int{4, 4}, 1, false)
-	writeFabric(t, fab, tp, err)
-	out := filepath.Join(dir, "out")
-	s := start(t, Config{Fabric: fab, Output: out, Engines: "dor"})
-	waitFor(t, s, "publish", func(st Status) bool { return st.LastResult == resultPublished })
+	s, fab, out := startTorus(t)
 
 	block := filepath.Join(out, fmt.Sprintf(".%s.tmp-%d", genName(2), os.Getpid()))
 	if err := os.WriteFile(block, nil, 0o644); err != nil {

@@ -178,14 +178,22 @@ func TestPublishThenUnchanged(t *testing.T) {
 	}
 }
 
-func TestFabricChangesAndFaults(t *testing.T) {
+// startTorus serves a 4×4 torus dump routed with DOR and waits for its
+// first publication; it returns the server, the dump and the output.
+func startTorus(t *testing.T) (s *Server, fab, out string) {
+	t.Helper()
 	dir := t.TempDir()
-	fab := filepath.Join(dir, "fabric.topo")
+	fab = filepath.Join(dir, "fabric.topo")
 	tp, err := topo.Torus([]int{4, 4}, 1, false)
 	writeFabric(t, fab, tp, err)
-	out := filepath.Join(dir, "out")
-	s := start(t, Config{Fabric: fab, Output: out, Engines: "dor"})
+	out = filepath.Join(dir, "out")
+	s = start(t, Config{Fabric: fab, Output: out, Engines: "dor"})
 	waitFor(t, s, "publish", func(st Status) bool { return st.LastResult == resultPublished })
+	return s, fab, out
+}
+
+func TestFabricChangesAndFaults(t *testing.T) {
+	s, fab, out := startTorus(t)
 
 	// A truncated dump: the reroute fails, the last good set stays.
 	b, _ := os.ReadFile(fab)
