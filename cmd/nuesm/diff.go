@@ -42,9 +42,9 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 	case tf.fabric != "":
 		fabricArgs = []string{tf.fabric}
 	case !tf.useDefault:
-		p, ok := lft.FabricPath(newArg)
-		if !ok {
-			return nil, nil, nil, usageError(fmt.Errorf("no fabric: give --fabric FILE or --default (NEW has no %s beside its tables)", lft.FabricFile))
+		p, err := setFabric("NEW", newArg, fabricFlagHint)
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		fabricArgs = []string{p}
 	}

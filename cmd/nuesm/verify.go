@@ -61,9 +61,9 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 	tables := args[len(args)-1]
 	fabricArgs := args[:len(args)-1]
 	if len(args) == 1 && !vf.useDefault {
-		p, ok := lft.FabricPath(tables)
-		if !ok {
-			return usageError(fmt.Errorf("give FABRIC and TABLES, or --default (TABLES has no %s beside it)", lft.FabricFile))
+		p, err := setFabric("TABLES", tables, "give FABRIC and TABLES, or --default")
+		if err != nil {
+			return err
 		}
 		fabricArgs = []string{p}
 	}

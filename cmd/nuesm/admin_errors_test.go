@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// adminCase is a bad command line an admin writes: the exit status it
+// must end with and the words its error must hold.
+type adminCase struct {
+	args []string
+	code int
+	want []string
+}
+
+// checkAdminCases runs each case and checks its status and message.
+func checkAdminCases(t *testing.T, cases []adminCase) {
+	t.Helper()
+	for _, c := range cases {
+		_, _, err := run(t, c.args...)
+		name := "nuesm " + strings.Join(c.args, " ")
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if got := exitCode(err); got != c.code {
+			t.Errorf("%s: exit %d (%v), want %d", name, got, err, c.code)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q lacks %q", name, err, w)
+			}
+		}
+	}
+}
+
+// TestMissingTablesNamed: a table set that does not exist is an input
+// error naming it, not the advice to name a fabric (its fabric.topo is
+// missing only because the set is); a set without fabric.topo still gets
+// that advice, in each command's own words.
+func TestMissingTablesNamed(t *testing.T) {
+	dir := t.TempDir()
+	set := good(t, dir)
+	nosuch := filepath.Join(dir, "nosuch")
+	bare := filepath.Join(dir, "bare")
+	if err := os.Mkdir(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lfts, err := os.ReadFile(filepath.Join(set, "nuesm.lft"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bare, "nuesm.lft"), lfts, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkAdminCases(t, []adminCase{
+		{[]string{"verify", nosuch}, exitInput, []string{"TABLES", nosuch, "no such file"}},
+		{[]string{"verify", filepath.Join(set, "nosuch.dump")}, exitInput, []string{"TABLES", "nosuch.dump", "no such file"}},
+		{[]string{"diff", set, nosuch}, exitInput, []string{"NEW", nosuch, "no such file"}},
+		{[]string{"plan", set, nosuch}, exitInput, []string{"NEW", nosuch, "no such file"}},
+		{[]string{"export", nosuch, "-o", filepath.Join(dir, "x")}, exitInput, []string{"TABLES", nosuch, "no such file"}},
+		{[]string{"verify", bare}, exitUsage, []string{"give FABRIC and TABLES, or --default", "fabric.topo", bare}},
+		{[]string{"diff", set, bare}, exitUsage, []string{"give --fabric FILE or --default", "NEW has no fabric.topo", bare}},
+		{[]string{"export", bare, "-o", filepath.Join(dir, "x")}, exitUsage, []string{"give --fabric FILE or --default", "TABLES has no fabric.topo", bare}},
+	})
+	if _, err := os.Stat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
+		t.Errorf("a failed export left %s behind (%v)", filepath.Join(dir, "x"), err)
+	}
+}
