@@ -69,3 +69,30 @@ func TestMissingTablesNamed(t *testing.T) {
 		t.Errorf("a failed export left %s behind (%v)", filepath.Join(dir, "x"), err)
 	}
 }
+
+// TestVerifyFtreeHint: ftree's tables leave two top switches without a
+// route to each other (its promise is CA traffic, and route accepts them
+// so); verify's default also checks the switches' own packets and fails
+// them, saying that CA traffic alone is safe and which flag checks that.
+// Tables that lose a CA pair get no such hint.
+func TestVerifyFtreeHint(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "ft.topo")
+	set := filepath.Join(dir, "ftree")
+	if _, _, err := run(t, "gen", "fattree", "--k", "4", "--n", "3", "-o", fab); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "route", fab, "--engine", "ftree", "-q", "-o", set); err != nil {
+		t.Fatal(err)
+	}
+	hint := "CA and router traffic alone is safe"
+	checkAdminCases(t, []adminCase{{[]string{"verify", set}, exitUnsafe, []string{"not delivered", hint, "--switch-delivery=false"}}})
+	if _, _, err := run(t, "verify", "--switch-delivery=false", set); err != nil {
+		t.Errorf("ftree's tables without the switches' own packets: %v", err)
+	}
+	bad := dropLFTEntry(t, good(t, dir))
+	_, _, err := run(t, "verify", "--default", bad)
+	if exitCode(err) != exitUnsafe || strings.Contains(err.Error(), hint) {
+		t.Errorf("tables losing a CA pair: exit %d, %v; want unsafe without the ftree hint", exitCode(err), err)
+	}
+}
