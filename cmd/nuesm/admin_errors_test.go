@@ -96,3 +96,34 @@ func TestVerifyFtreeHint(t *testing.T) {
 		t.Errorf("tables losing a CA pair: exit %d, %v; want unsafe without the ftree hint", exitCode(err), err)
 	}
 }
+
+// TestRouteVLLimitSaid: a chain whose engines (on a fat tree with failed
+// cables: dfsssp and lash need 2 VLs there) cannot meet the VL limit
+// fails with one error listing each engine's reason once (not again on
+// standard error, not "dfsssp: dfsssp:"), writes nothing, and a chain
+// that falls back says once which engine failed and why.
+func TestRouteVLLimitSaid(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "ft.topo")
+	if _, _, err := run(t, "gen", "fattree", "--k", "4", "--n", "3", "--fail-link-fraction", "0.1", "--fail-seed", "1", "-o", fab); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	_, stderr, err := run(t, "route", fab, "--engine", "dfsssp,lash", "--vls", "1", "-q", "-o", out)
+	if exitCode(err) != exitUnsafe || !strings.Contains(err.Error(), "dfsssp: needed 2 VLs, limit is 1") || !strings.Contains(err.Error(), "lash: needed 2 VLs, limit is 1") {
+		t.Fatalf("dfsssp,lash at 1 VL: exit %d, %v", exitCode(err), err)
+	}
+	if strings.Contains(stderr, "needed") {
+		t.Errorf("the failed chain's reasons are printed twice; standard error:\n%s", stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed route left %s (%v)", out, err)
+	}
+	_, stderr, err = run(t, "route", fab, "--engine", "dfsssp,nue", "--vls", "1", "-q", "-o", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "note: dfsssp failed, the chain went on: needed 2 VLs, limit is 1\n"; stderr != want {
+		t.Errorf("fallback note %q, want %q", stderr, want)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -183,13 +184,13 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	res, err := routing.RouteChain(cmd.Context(), l.Graph, engines, opt)
 	elapsed := time.Since(t0)
 	rep.Phase("measuring")
+	if err != nil {
+		return err // it lists every engine's error
+	}
 	for _, a := range res.Attempts {
 		if a.Err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", a.Engine, a.Err)
+			fmt.Fprintf(stderr, "note: %s failed, the chain went on: %s\n", a.Engine, attemptError(a))
 		}
-	}
-	if err != nil {
-		return err
 	}
 	sum, sarM, err := newRouteSummary(l, res, jobs, rf.jobs != "" || rf.slurm)
 	if err != nil {
@@ -209,6 +210,12 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	printRoute(cmd.OutOrStdout(), sum, sarM, elapsed)
 	fmt.Fprintf(cmd.OutOrStdout(), "tables written to %s\n", rf.out)
 	return nil
+}
+
+// attemptError is a failed attempt's error without the engine's name
+// in front when the engine put it there itself.
+func attemptError(a routing.Attempt) string {
+	return strings.TrimPrefix(a.Err.Error(), a.Engine+": ")
 }
 
 // paramFlags reads the --param flags; a name given twice keeps the last
