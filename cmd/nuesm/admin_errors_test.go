@@ -127,3 +127,33 @@ func TestRouteVLLimitSaid(t *testing.T) {
 		t.Errorf("fallback note %q, want %q", stderr, want)
 	}
 }
+
+// TestForeignTablesRefused: a table set of another fabric given to diff
+// or plan as OLD (read leniently: OLD may name switches the fabric lost)
+// is an input error, not a diff in which every entry is new; verify of
+// such a set names the flag that would skip the unknown switches.
+func TestForeignTablesRefused(t *testing.T) {
+	dir := t.TempDir()
+	set := good(t, dir) // the default fabric
+	corpus := filepath.Join("..", "..", "..", "shared", "corpus", "ibnetdiscover", "hpc-cluster-2014-8sw-144ca.topo")
+	if _, err := os.Stat(corpus); err != nil {
+		t.Skipf("SAMPLE DUMP MISSING, test not run: %v", err)
+	}
+	other := filepath.Join(dir, "other")
+	if _, _, err := run(t, "route", corpus, "-q", "-o", other); err != nil {
+		t.Fatal(err)
+	}
+	// OLD the default fabric's set (more LIDs than other's fabric: its SLs
+	// fit, only its switches are foreign); the other way round its SL file
+	// is too short for the fabric.
+	foreign := []string{"OLD " + set, "unknown switch", "tables only for switches the fabric", "another fabric"}
+	checkAdminCases(t, []adminCase{
+		{[]string{"diff", set, other}, exitInput, foreign},
+		{[]string{"plan", set, other, "--verify"}, exitInput, foreign},
+		{[]string{"diff", other, set}, exitInput, []string{"OLD", "expected at least the fabric's highest LID"}},
+		{[]string{"verify", "--default", other}, exitInput, []string{"is not in the fabric", "--skip-unknown-switches"}},
+	})
+	if out, _, err := run(t, "diff", set, set); err != nil || !strings.Contains(out, "no changes") {
+		t.Errorf("diff of a set with itself: %v\n%s", err, out)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -57,11 +58,29 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 	if err != nil {
 		return nil, nil, nil, inputError(fmt.Errorf("OLD: %w", err))
 	}
+	if err := foreignOld(oldArg, g, old, l.File); err != nil {
+		return nil, nil, nil, err
+	}
 	new, err := readTableSet(newArg, g, false)
 	if err != nil {
 		return nil, nil, nil, inputError(fmt.Errorf("NEW: %w", err))
 	}
 	return g, old, new, nil
+}
+
+// foreignOld refuses OLD when it routes nothing and only because every
+// switch it has tables for is missing from the fabric: a set of another
+// fabric, which read leniently would pass for empty tables and turn the
+// diff into "every entry new".
+func foreignOld(oldArg string, g *fabric.Graph, old *lft.Routing, fabricFile string) error {
+	if old.Entries() > 0 {
+		return nil
+	}
+	_, err := lft.ReadTableSet(oldArg, g, lft.ReadOptions{AllowMissingSwitches: true})
+	if !errors.Is(err, lft.ErrUnknownSwitch) {
+		return nil
+	}
+	return inputError(fmt.Errorf("OLD %s: %w: it has tables only for switches the fabric (%s) does not have; a table set of another fabric?", oldArg, lft.ErrUnknownSwitch, fabricFile))
 }
 
 // readTableSet reads a directory or dump file (see tablesHelp). Old tables

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -76,6 +77,9 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 	}
 	g := l.Graph
 	r, err := lft.ReadTableSet(tables, g, lft.ReadOptions{SkipUnknownSwitches: vf.skipUnknown, AllowMissingSwitches: vf.allowMissing})
+	if errors.Is(err, lft.ErrUnknownSwitch) {
+		err = fmt.Errorf("%w (tables of another fabric? --skip-unknown-switches ignores the tables of switches %s does not have)", err, l.File)
+	}
 	if err != nil {
 		return inputError(err)
 	}
