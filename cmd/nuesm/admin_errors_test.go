@@ -157,3 +157,14 @@ func TestForeignTablesRefused(t *testing.T) {
 		t.Errorf("diff of a set with itself: %v\n%s", err, out)
 	}
 }
+
+// TestGenUnwritableNamed: a dump gen cannot write is named in the error
+// (not only the temporary file beside it), and nothing is left there.
+func TestGenUnwritableNamed(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "nosuch", "ring.topo")
+	checkAdminCases(t, []adminCase{{[]string{"gen", "ring", "--switches", "5", "-o", out}, exitFailure, []string{out + " not written"}}})
+	if _, err := os.Stat(filepath.Dir(out)); !os.IsNotExist(err) {
+		t.Errorf("gen made %s (%v)", filepath.Dir(out), err)
+	}
+}
