@@ -168,3 +168,30 @@ func TestGenUnwritableNamed(t *testing.T) {
 		t.Errorf("gen made %s (%v)", filepath.Dir(out), err)
 	}
 }
+
+// TestDryRunDumpDiscovered: with the deployer's discovery on, the daemon
+// starts without its dump (discovery writes it: docs/deploy.md's
+// nuesm.toml), so --dry-run accepts a dump that does not exist yet and
+// says so; without discovery a missing dump stays an input error.
+func TestDryRunDumpDiscovered(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "fabric.topo")
+	cfg := func(discover bool) string {
+		p := filepath.Join(dir, "nuesm.toml")
+		text := "fabric = \"" + dump + "\"\noutput = \"" + filepath.Join(dir, "out") + "\"\nengines = \"nue,updn\"\n" +
+			"[opensm]\nenabled = true\nconf = \"" + filepath.Join(dir, "opensm.conf") + "\"\nlog_file = \"" + filepath.Join(dir, "opensm.log") + "\"\n"
+		if discover {
+			text += "discover = true\n"
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out, _, err := run(t, "serve", "--dry-run", "--config", cfg(true))
+	if err != nil || !strings.Contains(out, dump+" does not exist yet: [opensm] discover writes it") ||
+		!strings.Contains(out, "nue,updn (max 8 VLs)") || !strings.Contains(out, "configuration valid") {
+		t.Errorf("dump to be discovered: %v\n%s", err, out)
+	}
+	checkAdminCases(t, []adminCase{{[]string{"serve", "--dry-run", "--config", cfg(false)}, exitInput, []string{dump, "no such file"}}})
+}

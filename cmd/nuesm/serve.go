@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -233,6 +234,13 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 // dryRun loads what the daemon would route and says what it found.
 func dryRun(w io.Writer, srv *sm.Server, cfg sm.Config) error {
 	res, err := srv.DryRun()
+	if errors.Is(err, fs.ErrNotExist) && cfg.Fabric != "" && cfg.OpenSM.Enabled && cfg.OpenSM.Discover {
+		// The daemon starts without it: discovery writes it first.
+		fmt.Fprintf(w, "fabric:   %s does not exist yet: [opensm] discover writes it at the start\n", cfg.Fabric)
+		fmt.Fprintf(w, "engines:  %s (max %d VLs)\noutput:   %s\n", cfg.Defaults().Engines, cfg.Defaults().MaxVLs, cfg.Output)
+		fmt.Fprintln(w, "configuration valid; nothing routed (dry run)")
+		return nil
+	}
 	if err != nil {
 		return inputError(err)
 	}
