@@ -159,12 +159,16 @@ func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*
 	opt := routing.Options{MaxVLs: ff.vls, Seed: ff.seed, Root: ff.root}
 	if !ff.unsafe {
 		res, err := routing.RouteChain(ctx, g, engines, opt)
+		if err != nil {
+			return nil, err // it lists every engine's error
+		}
 		for _, a := range res.Attempts {
 			if a.Err != nil {
-				fmt.Fprintf(w, "%s: %v\n", a.Engine, a.Err)
+				// The engine's name leads its own error already.
+				fmt.Fprintf(w, "note: %s failed, the chain went on: %s\n", a.Engine, strings.TrimPrefix(a.Err.Error(), a.Engine+": "))
 			}
 		}
-		return res.Routing, err
+		return res.Routing, nil
 	}
 	res, err := routing.RouteUnverified(ctx, g, engines, opt)
 	if err != nil {
