@@ -195,3 +195,23 @@ func TestDryRunDumpDiscovered(t *testing.T) {
 	}
 	checkAdminCases(t, []adminCase{{[]string{"serve", "--dry-run", "--config", cfg(false)}, exitInput, []string{dump, "no such file"}}})
 }
+
+// TestFailExamplesRun: the --fail examples of "nuesm study rsi-fdfr
+// --help" name elements the network has (a port number that is not
+// cabled is a usage error, so a stale example fails an admin's first try).
+func TestFailExamplesRun(t *testing.T) {
+	n := 0
+	for _, line := range strings.Split(newRSIFDFRCmd().Example, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "nuesm" || !strings.Contains(line, "--fail") {
+			continue
+		}
+		n++
+		if _, _, err := run(t, f[1:]...); err != nil {
+			t.Errorf("%s: %v", strings.TrimSpace(line), err)
+		}
+	}
+	if n == 0 {
+		t.Fatal("rsi-fdfr's help has no --fail example")
+	}
+}
