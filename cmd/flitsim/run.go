@@ -110,7 +110,7 @@ func (rf *runFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&rf.ff.genParams, "gen-param", nil, "generator parameter name=value (repeatable), e.g. dims=8x8")
 	fl.StringVar(&rf.ff.engines, "engine", "nue", "routing engine or fallback chain, e.g. nue,updn")
 	fl.IntVar(&rf.ff.vls, "vls", routing.DefaultMaxVLs, "VL limit for the engine")
-	fl.StringVar(&rf.ff.root, "root", "", "root switch for updn/ftree")
+	fl.StringVar(&rf.ff.root, "root", "", "root switch for updn/ftree: node GUID (0x…) or description (default: the engine chooses)")
 	fl.StringVar(&rf.ff.lfts, "lfts", "", "read tables instead of routing: a directory written by nuesm route, or an LFT dump (verified like engine output: refused when cyclic unless --unsafe)")
 	fl.IntVar(&rf.ff.fail.Links, "fail-links", 0, "remove this many switch-to-switch cables before routing")
 	fl.Float64Var(&rf.ff.fail.LinkFraction, "fail-link-fraction", 0, "remove this fraction (0..1) of switch-to-switch cables before routing")

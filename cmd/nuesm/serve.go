@@ -101,7 +101,7 @@ generation, not written again.
 	fl.StringVarP(&cfg.Output, "output", "o", "", "directory to publish into (DIR/current/...)")
 	fl.StringVar(&cfg.Engines, "engine", "nue", "engine chain, e.g. nue:share=none,dfsssp,updn (sar-nue uses the SLURM jobs)")
 	fl.IntVar(&cfg.MaxVLs, "vls", 8, "maximum number of data VLs (1..15)")
-	fl.Uint64Var(&cfg.Seed, "seed", 0, "seed for engines with random choices")
+	fl.Uint64Var(&cfg.Seed, "seed", 0, "seed of the engines' random choices (ties, partitions): the same seed, the same tables (0 unless given)")
 	fl.StringArrayVar(&sf.params, "param", nil, "engine parameter name=value for every engine of the chain that takes it (repeatable)")
 	fl.StringVar(&cfg.Listen, "listen", "127.0.0.1:9716", "HTTP address for /metrics, /healthz, /status, POST /reroute")
 	fl.StringVar(&sf.argvToken, "token", "", "refused: use --token-file or $"+tokenEnv)
