@@ -215,3 +215,16 @@ func TestFailExamplesRun(t *testing.T) {
 		t.Fatal("rsi-fdfr's help has no --fail example")
 	}
 }
+
+// TestPlanVLsBelowTables: --vls below the VLs the tables use makes them
+// unsafe on their own: exit status 4 (unsafe tables, as exitHelp says),
+// not 1, and the error names the flag and the VLs the tables use.
+func TestPlanVLsBelowTables(t *testing.T) {
+	set := good(t, t.TempDir()) // Nue on the default fabric: 8 VLs
+	checkAdminCases(t, []adminCase{
+		{[]string{"plan", set, set, "--vls", "1"}, exitUnsafe, []string{"tables unsafe on their own", "--vls 1: the tables use 8 VLs"}},
+	})
+	if _, _, err := run(t, "plan", set, set, "--vls", "8"); err != nil {
+		t.Errorf("plan within the tables' VLs: %v", err)
+	}
+}
