@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/nuesm/nuesm/internal/ibtest"
 )
 
 // adminCase is a bad command line an admin writes: the exit status it
@@ -226,5 +231,54 @@ func TestPlanVLsBelowTables(t *testing.T) {
 	})
 	if _, _, err := run(t, "plan", set, set, "--vls", "8"); err != nil {
 		t.Errorf("plan within the tables' VLs: %v", err)
+	}
+}
+
+// lockedBuffer is a strings.Builder safe for the daemon's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServeSaysStopped: Ctrl-C (the context's end) stops the daemon with
+// status 0 and a last line saying where the published tables stay.
+func TestServeSaysStopped(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	var stdout, stderr lockedBuffer
+	cmd := newRootCmd()
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	cmd.SetArgs([]string{"serve", "--default", "-o", out, "--listen", "127.0.0.1:0"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	deadline := ibtest.Deadline(t)
+	for !strings.Contains(stdout.String(), "(Ctrl-C stops)") {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no banner before the test's deadline:\n%s\n%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("stopped daemon: %v", err)
+	}
+	want := "nuesm serve: stopped; the tables published last stay in " + filepath.Join(out, "current") + "\n"
+	if !strings.HasSuffix(stdout.String(), want) {
+		t.Errorf("standard output ends %q, want %q", stdout.String(), want)
 	}
 }

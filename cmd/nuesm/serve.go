@@ -226,8 +226,13 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 		printBanner(ctx, cmd.OutOrStdout(), srv, cfg.Output)
 	}()
 	err = srv.Run(ctx)
+	stopped := ctx.Err() != nil
 	stop()
 	<-banner
+	if err == nil && stopped {
+		abs, _ := filepath.Abs(filepath.Join(cfg.Output, "current"))
+		fmt.Fprintf(cmd.OutOrStdout(), "nuesm serve: stopped; the tables published last stay in %s\n", abs)
+	}
 	return err
 }
 
