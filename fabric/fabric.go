@@ -218,8 +218,10 @@ func (f *Fabric) Clone() *Fabric {
 	return g
 }
 
-// SortedByGUID returns the node ids ordered by (kind, node GUID); it gives
-// generators and writers an order independent of insertion.
+// SortedByGUID returns the node ids ordered by (kind, node GUID): an order
+// independent of insertion. Compile numbers switches and terminals in it,
+// as ibnetdiscover lists nodes in the order its discovery from one host
+// meets them and a fabric must route the same whatever host dumped it.
 func (f *Fabric) SortedByGUID() []NodeID {
 	ids := make([]NodeID, len(f.Nodes))
 	for i := range ids {
@@ -230,7 +232,10 @@ func (f *Fabric) SortedByGUID() []NodeID {
 		if na.Kind != nb.Kind {
 			return na.Kind < nb.Kind
 		}
-		return na.GUID < nb.GUID
+		if na.GUID != nb.GUID {
+			return na.GUID < nb.GUID
+		}
+		return ids[a] < ids[b] // only with duplicate GUIDs (invalid)
 	})
 	return ids
 }

@@ -6,7 +6,9 @@ import (
 )
 
 // Graph is the dense, read-only view of a fabric that routing engines work
-// on. Switches are numbered 0..NumSwitches()-1 in node order. A channel is
+// on. Switches are numbered 0..NumSwitches()-1 in node GUID order (see
+// SortedByGUID), not in the dump's order, so that one fabric dumped from
+// any host gets the same numbering and the same tables. A channel is
 // one direction of one switch-to-switch cable; the channels leaving switch s
 // are the contiguous ids Off[s] .. Off[s+1]-1, in port order, so Head is the
 // CSR adjacency of the switch graph. Parallel cables are distinct channels;
@@ -27,7 +29,7 @@ type Graph struct {
 	InPort  []uint8 // channel -> port number on Head
 	Rev     []int32 // channel -> the opposite direction of the same cable
 
-	Terms   []Terminal // CA and router ports that are cabled, in node/port order
+	Terms   []Terminal // CA and router ports that are cabled, by node kind, GUID and port
 	TermOff []int32    // terminals on switch s: TermAt[TermOff[s]:TermOff[s+1]]
 	TermAt  []int32    // terminal indices grouped by switch
 
@@ -58,11 +60,14 @@ func Compile(f *Fabric) (*Graph, error) {
 		return nil, err
 	}
 	g := &Graph{F: f, SwitchOf: make([]int32, len(f.Nodes))}
-	for i := range f.Nodes {
+	order := f.SortedByGUID()
+	for i := range g.SwitchOf {
 		g.SwitchOf[i] = -1
-		if f.Nodes[i].Kind == Switch {
-			g.SwitchOf[i] = int32(len(g.Switches))
-			g.Switches = append(g.Switches, NodeID(i))
+	}
+	for _, id := range order {
+		if f.Nodes[id].Kind == Switch {
+			g.SwitchOf[id] = int32(len(g.Switches))
+			g.Switches = append(g.Switches, id)
 		}
 	}
 	S := len(g.Switches)
@@ -116,15 +121,18 @@ func Compile(f *Fabric) (*Graph, error) {
 	for c := range g.Rev {
 		g.Rev[c] = g.ChannelAt(g.Head[c], g.InPort[c])
 	}
-	g.terminals()
+	g.terminals(order)
 	return g, nil
 }
 
-func (g *Graph) terminals() {
+// terminals lists the CA and router ports in SortedByGUID's order, so
+// that terminal indices and each switch's TermsOf follow GUIDs, not the
+// dump.
+func (g *Graph) terminals(order []NodeID) {
 	f := g.F
 	S := len(g.Switches)
 	g.TermOff = make([]int32, S+1)
-	for i := range f.Nodes {
+	for _, i := range order {
 		n := &f.Nodes[i]
 		if n.Kind == Switch {
 			continue
@@ -194,7 +202,8 @@ func (g *Graph) ChannelAt(s int32, p uint8) int32 {
 // every port; the caller must not modify it.
 func (g *Graph) PortChannels(s int32) []int32 { return g.portChan[g.portOff[s]:g.portOff[s+1]] }
 
-// TermsOf returns the terminal indices attached to switch s.
+// TermsOf returns the terminal indices attached to switch s, ascending
+// (in Terms' order: by node kind, GUID and port; not by switch port).
 func (g *Graph) TermsOf(s int32) []int32 { return g.TermAt[g.TermOff[s]:g.TermOff[s+1]] }
 
 // SwitchLID returns the LID of switch s (0 when unassigned).

@@ -1,6 +1,7 @@
 package fabric_test
 
 import (
+	"cmp"
 	"errors"
 	"math/rand/v2"
 	"slices"
@@ -123,16 +124,16 @@ func TestCompileHandBuilt(t *testing.T) {
 	wantTerms := []fabric.Terminal{
 		{Node: gH0, Port: 1, LID: 8, LMC: 2, Switch: 0, SwitchPort: 4},
 		{Node: gH1, Port: 1, LID: 5, Switch: 2, SwitchPort: 4},
-		{Node: gR0, Port: 1, LID: 6, Switch: 1, SwitchPort: 4},
 		{Node: gH2, Port: 1, LID: 12, Switch: 0, SwitchPort: 5},
 		{Node: gH2, Port: 2, LID: 13, Switch: 2, SwitchPort: 5},
 		{Node: gC0, Port: 1, LID: 20, Switch: -1},
 		{Node: gC1, Port: 1, LID: 21, Switch: -1},
+		{Node: gR0, Port: 1, LID: 6, Switch: 1, SwitchPort: 4}, // GUID 0x40: last, though listed before h2
 	}
 	if !slices.Equal(g.Terms, wantTerms) {
 		t.Fatalf("Terms = %+v\nwant %+v", g.Terms, wantTerms)
 	}
-	for s, w := range [][]int32{{0, 3}, {2}, {1, 4}} {
+	for s, w := range [][]int32{{0, 2}, {6}, {1, 3}} {
 		if got := g.TermsOf(int32(s)); !slices.Equal(got, w) {
 			t.Errorf("TermsOf(%d) = %v, want %v", s, got, w)
 		}
@@ -143,10 +144,10 @@ func TestCompileHandBuilt(t *testing.T) {
 	}
 	owners := map[int][2]int32{
 		1: {1, -1}, 2: {0, -1}, 3: {0, -1}, 4: {2, -1},
-		5: {2, 1}, 6: {1, 2},
+		5: {2, 1}, 6: {1, 6},
 		8: {0, 0}, 9: {0, 0}, 10: {0, 0}, 11: {0, 0},
-		12: {0, 3}, 13: {2, 4},
-		20: {-1, 5}, 21: {-1, 6},
+		12: {0, 2}, 13: {2, 3},
+		20: {-1, 4}, 21: {-1, 5},
 	}
 	for lid := -1; lid <= 0xC000; lid++ {
 		sw, term := g.Owner(lid)
@@ -205,12 +206,26 @@ func checkGraph(t *testing.T, f *fabric.Fabric, g *fabric.Graph) {
 	checkGraphTerminals(t, f, g, sws)
 }
 
+// byGUID returns f's node ids by node kind and GUID, the order Compile
+// numbers switches and terminals in.
+func byGUID(f *fabric.Fabric) []fabric.NodeID {
+	ids := make([]fabric.NodeID, len(f.Nodes))
+	for i := range ids {
+		ids[i] = fabric.NodeID(i)
+	}
+	slices.SortFunc(ids, func(a, b fabric.NodeID) int {
+		na, nb := &f.Nodes[a], &f.Nodes[b]
+		return cmp.Or(cmp.Compare(na.Kind, nb.Kind), cmp.Compare(na.GUID, nb.GUID))
+	})
+	return ids
+}
+
 // checkGraphSwitches checks SwitchOf and Switches (f's switches in node
-// order) and returns the switches.
+// GUID order) and returns the switches.
 func checkGraphSwitches(t *testing.T, f *fabric.Fabric, g *fabric.Graph) []fabric.NodeID {
 	t.Helper()
 	var sws []fabric.NodeID
-	for i := range f.Nodes {
+	for _, i := range byGUID(f) {
 		if f.Nodes[i].Kind == fabric.Switch {
 			if g.SwitchOf[i] != int32(len(sws)) {
 				t.Fatalf("SwitchOf[%d] = %d, want %d", i, g.SwitchOf[i], len(sws))
@@ -294,7 +309,7 @@ func checkGraphTerminals(t *testing.T, f *fabric.Fabric, g *fabric.Graph, sws []
 		}
 	}
 	perSwitch := make([][]int32, len(sws))
-	for i := range f.Nodes {
+	for _, i := range byGUID(f) {
 		n := &f.Nodes[i]
 		if n.Kind == fabric.Switch {
 			continue
@@ -338,5 +353,7 @@ func TestCompileRandom(t *testing.T) {
 	for trial := 0; trial < 300; trial++ {
 		f := randomFabric(t, r, randOpts{maxSwitches: 15, edgeProb: 0.25, maxHosts: 3, extras: true})
 		checkGraph(t, f, mustCompile(t, f))
+		pf := permuted(f, r.Perm(len(f.Nodes)))
+		checkGraph(t, pf, mustCompile(t, pf))
 	}
 }

@@ -10,9 +10,9 @@ import "fmt"
 // for an I/O switch, -1 for a switch whose nodes do not take part (a
 // failed I/O node: its router still forwards, its nodes are idle). The
 // nodes of I/O and idle switches get -1 (they do not send); the h-th node
-// of a compute switch (in node order) sends its I/O messages to node
-// h mod m of its serving switch, which has m nodes, so one node per
-// switch gives the one-to-one mapping of a placement.
+// of a compute switch (in terminal order: by node GUID) sends its I/O
+// messages to node h mod m of its serving switch, which has m nodes, so
+// one node per switch gives the one-to-one mapping of a placement.
 func (n *Network) IONodesBySwitch(serve []int) ([]int32, error) {
 	S := n.g.NumSwitches()
 	if len(serve) != S {

@@ -13,7 +13,8 @@ type Alloc string
 // Node selections.
 const (
 	// AllocLinear is SLURM's select/linear without a topology plugin:
-	// hosts in node order, the smallest run of consecutive free hosts that
+	// hosts in terminal order (by node GUID, whatever order the dump
+	// lists them in), the smallest run of consecutive free hosts that
 	// holds the job (best fit), else the largest runs until it fits.
 	AllocLinear Alloc = "linear"
 	// AllocTree is SLURM's topology/tree plugin: the lowest switch whose
@@ -40,7 +41,7 @@ var allocators = map[Alloc]func(m *machine, n int, rng *rand.Rand) []int32{
 // machine is the state of Mix's batch system: which hosts are free.
 type machine struct {
 	g      *fabric.Graph
-	hosts  []int32 // terminal indices of the hosts, in node order
+	hosts  []int32 // terminal indices of the hosts, ascending
 	isFree []bool  // per host position
 	free   int
 	// leaves are the switches with hosts, in switch order; leafPos[i] the

@@ -197,3 +197,40 @@ func dirBytes(t *testing.T, dir string) int64 {
 	}
 	return n
 }
+
+// TestSwapFailsAfterCurrent: a publish that fails after "current" names
+// the new generation (here: "previous" cannot be swapped) reports the
+// failure but never deletes the generation "current" names; the next
+// reroute publishes afresh.
+func TestSwapFailsAfterCurrent(t *testing.T) {
+	out := t.TempDir()
+	tp, err := topo.Torus([]int{3, 3}, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, fab := daemonOn(t, out, tp, Config{})
+	mustReroute(t, s)
+	// A directory with a file in the way of the "previous" symlink's
+	// temporary name.
+	block := filepath.Join(out, "."+previousLink+".tmp")
+	if err := os.MkdirAll(filepath.Join(block, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tp2, err := topo.Torus([]int{3, 4}, 1, false)
+	writeFabric(t, fab, tp2, err)
+	s.reroute(context.Background(), "test")
+	if st := s.Status(); st.LastResult != resultFailed || st.Published.Generation != 1 {
+		t.Fatalf("the publish whose previous link failed: %s, generation %d", st.LastResult, st.Published.Generation)
+	}
+	if _, err := os.Stat(filepath.Join(out, currentLink, statusFile)); err != nil {
+		t.Fatalf("current names no generation after the failed swap: %v", err)
+	}
+	checkPublished(t, out)
+	if err := os.RemoveAll(block); err != nil {
+		t.Fatal(err)
+	}
+	if st := mustReroute(t, s); st.LastResult != resultPublished || st.Published.Generation != 3 {
+		t.Fatalf("after the failed swap: %s, generation %d", st.LastResult, st.Published.Generation)
+	}
+	checkPublished(t, out)
+}

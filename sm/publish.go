@@ -44,6 +44,9 @@ type PublishedStatus struct {
 	// status.json, as written: the daemon checks the published files
 	// against it and reports changes in /healthz.
 	SHA256 map[string]string `json:"sha256,omitempty"`
+	// RoutingConfig is the configuration the tables were published under
+	// (Config.routingConfig): a restart under another routes in full.
+	RoutingConfig string `json:"routing_config,omitempty"`
 }
 
 // JobStatus describes one job the routing was computed for.
@@ -267,8 +270,6 @@ func (p *publisher) short() (need, free uint64, short bool) {
 	return need, free, free < need+need/4
 }
 
-// publishOnce writes generation lastGen+1 and swaps "current" to it; on
-// failure nothing of it stays behind.
 // nextGen returns the number the next publication takes.
 func (p *publisher) nextGen() (int, error) {
 	gens, err := p.generations()
@@ -282,6 +283,8 @@ func (p *publisher) nextGen() (int, error) {
 	return gen, nil
 }
 
+// publishOnce writes generation nextGen and swaps "current" to it; on
+// failure nothing of it stays behind unless "current" names it.
 func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
 	gen, err := p.nextGen()
 	if err != nil {
@@ -302,6 +305,12 @@ func (p *publisher) publishOnce(st *PublishedStatus, files []lft.File) error {
 		return err
 	}
 	if err := p.swapCurrent(name); err != nil {
+		if p.currentGen() == gen {
+			// "current" names it already ("previous" or a sync failed):
+			// it stays, and the failure is reported.
+			p.lastGen = gen
+			return err
+		}
 		return errors.Join(err, os.RemoveAll(final))
 	}
 	p.lastGen = gen

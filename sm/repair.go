@@ -53,8 +53,9 @@ func (s *Server) keepBase(g *fabric.Graph, hash string, res *routing.Result, job
 // replace tens of repaired entries by a full routing's thousands. Any
 // published tables stay, verified, when the dump is rewritten with the
 // fabric they were verified for in other text (descriptions, node
-// order: keepPublished); a reroute asked again for that text routes a
-// full routing in full, as for the text it was routed from.
+// order: keepPublished), after a restart too (the published dump tells
+// that fabric: publishedGraph); a reroute asked again for that text
+// routes a full routing in full, as for the text it was routed from.
 //
 // Published tables of a full routing stay when the fabric changes back
 // to the one they were routed for (keepRouted): a host or cable back
@@ -62,11 +63,17 @@ func (s *Server) keepBase(g *fabric.Graph, hash string, res *routing.Result, job
 //
 // It applies when tables for this fabric's switches and LIDs are
 // published by the chain's first engine (repaired or not), no job is
-// routed now or was then (SAR tables follow their jobs), and the result
-// verifies; otherwise it returns nil and the engine chain routes.
+// routed now or was then (SAR tables follow their jobs), the result
+// verifies and, after a restart, the routing configuration is the one
+// they were published under; otherwise it returns nil and the engine
+// chain routes.
 func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs []routing.Job) *routing.Result {
 	pub := s.Status().Published
 	if len(jobs) > 0 || pub == nil || len(pub.Jobs) > 0 {
+		return nil
+	}
+	if rc := s.cfg.routingConfig(); s.pubGraph.Load() == nil && pub.RoutingConfig != "" && pub.RoutingConfig != rc {
+		s.log.Info("restarted under another routing configuration; full reroute", "published", pub.RoutingConfig, "now", rc)
 		return nil
 	}
 	base, repaired := strings.CutSuffix(pub.Engine, repairSuffix)
@@ -103,6 +110,12 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 		}
 		return s.keepPublished(g, e, pub.Engine, vst)
 	}
+	if s.pubGraph.Load() == nil {
+		// After a restart: the fabric the published dump describes.
+		if pg := s.publishedGraph(); pg != nil && g.Same(pg) {
+			return s.keepPublished(g, e, pub.Engine, vst)
+		}
+	}
 	if !vst.Covers(g) {
 		if b := s.base.Load(); b != nil && b.engine == base && b.st.Covers(g) {
 			return s.repairFrom(ctx, g, e, repairSource{engine: base, r: b.r, st: b.st, base: true, whole: hash == b.hash})
@@ -117,16 +130,21 @@ func (s *Server) repair(ctx context.Context, g *fabric.Graph, hash string, jobs 
 
 // keepPublished returns the published tables of engine, verified for g
 // against vst, the State they were verified with for the last reroute's
-// fabric: g is that fabric (fabric.Graph.Same), in the same text or in
-// another (descriptions, node order), so no routing or repair runs. It
-// returns nil when they cannot be read or do not verify.
+// fabric (nil after a restart: verified in full): g is that fabric
+// (fabric.Graph.Same), in the same text or in another (descriptions,
+// node order), so no routing or repair runs. It returns nil, and logs
+// why, when they cannot be read or do not verify.
 func (s *Server) keepPublished(g *fabric.Graph, e routing.Engine, engine string, vst *cdg.State) *routing.Result {
-	old := s.readPublished(g)
-	if old == nil {
+	old, err := lft.ReadTableSet(s.pub.currentPath(""), g, lft.ReadOptions{})
+	if err != nil {
+		s.log.Warn("published tables unreadable; full reroute", "err", err)
 		return nil
 	}
 	old.Engine = engine
-	res, _ := s.verifyKept(g, e, old, vst)
+	res, err := s.verifyKept(g, e, old, vst)
+	if err != nil {
+		s.log.Warn("the published tables do not verify for the fabric; full reroute", "err", err)
+	}
 	return res
 }
 
@@ -198,7 +216,7 @@ func (s *Server) repairFrom(ctx context.Context, g *fabric.Graph, e routing.Engi
 		return nil
 	}
 	if st.Changed == 0 && !src.base {
-		if pg := s.pubGraph.Load(); pg == nil || !g.Within(pg) {
+		if pg := s.publishedGraph(); pg == nil || !g.Within(pg) {
 			return nil
 		}
 	}

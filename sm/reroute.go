@@ -134,6 +134,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	if err != nil {
 		return resultFailed, nil, jobStatus, err
 	}
+	st.RoutingConfig = s.cfg.routingConfig()
 	set := &lft.TableSet{Graph: g, Routing: res.Routing, Fabric: l.Text, OpenSMLFTs: s.cfg.WritesOpenSMDump()}
 	result, err := s.publishSet(ctx, set, st, l.AssignedLIDs)
 	if err != nil {
@@ -147,6 +148,8 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	if result == resultUnchanged {
 		st = nil
+	} else {
+		s.keepDump(st.Generation, l.Text, g)
 	}
 	return result, st, jobStatus, nil
 }
@@ -396,15 +399,14 @@ func (s *Server) publishedSays(set *lft.TableSet, hash string) bool {
 	if p == nil || set.Fabric == nil || p.FabricSHA256 == hash {
 		return p != nil
 	}
-	b, err := ibnetdiscover.ReadFileLimited(s.pub.currentPath(lft.FabricFile), s.cfg.MaxDumpBytes)
-	if err != nil {
+	d := s.publishedDump()
+	if d == nil || d.content == nil {
 		return false
 	}
-	if ibnetdiscover.ContentHash(b) == ibnetdiscover.ContentHash(set.Fabric) {
+	if *d.content == ibnetdiscover.ContentHash(set.Fabric) {
 		return true
 	}
-	l, err := ibnetdiscover.Load(b, lft.FabricFile)
-	return err == nil && !set.Graph.Same(l.Graph)
+	return d.g != nil && !set.Graph.Same(d.g)
 }
 
 // readPublished reads the current generation's tables for g, or nil when

@@ -109,7 +109,8 @@ type Server struct {
 	// which a repair of them is verified incrementally.
 	verified atomic.Pointer[cdg.State]
 	// The fabric of the published tables (nil after a restart, until the
-	// first publication): a fabric within it keeps tables that need no
+	// first reroute publishes or keeps tables; publishedGraph then reads
+	// the published dump's): a fabric within it keeps tables that need no
 	// change.
 	pubGraph atomic.Pointer[fabric.Graph]
 	// The SHA-256 of the dump text the last reroute published or kept
@@ -118,6 +119,12 @@ type Server struct {
 	// The last full routing published for no job, which a returned cable
 	// or switch is repaired from (nil: none).
 	base atomic.Pointer[baseRouting]
+	// The published generation's dump (publishedDump; nil: not read yet).
+	pubDump atomic.Pointer[publishedDump]
+
+	// Why the published generation New found is damaged (nil: intact):
+	// it is not handed to the deployer.
+	damaged error
 
 	// owned by the Run goroutine
 	fabricSeen fileStamp
@@ -175,6 +182,9 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	s.status.Store(st)
 	if cur != nil {
 		s.metrics.generation.Set(float64(cur.Generation))
+		if s.damaged = s.pub.check(cur.Generation); s.damaged != nil {
+			s.log.Warn("published generation damaged; a reroute publishes afresh", "generation", cur.Generation, "err", s.damaged)
+		}
 	}
 	return s, nil
 }
@@ -272,7 +282,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("serving", "http", s.httpAddr, "fabric", s.fabricName(), "output", s.cfg.Output)
 	s.fabricSeen, _ = stampOf(s.cfg.Fabric)
 	if s.deployer != nil {
-		if cur := s.status.Load().Published; cur != nil {
+		if cur := s.status.Load().Published; cur != nil && s.damaged == nil {
 			s.deployer.Publish(cur.Generation, s.pub.genDir(cur.Generation))
 		}
 		go func() {

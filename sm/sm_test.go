@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,6 +39,13 @@ func writeFabric(t *testing.T, path string, tp *topo.Topology, err error) {
 // start runs a server in the background; it stops at test end.
 func start(t *testing.T, cfg Config, opts ...Option) *Server {
 	t.Helper()
+	s, _ := serve(t, cfg, opts...)
+	return s
+}
+
+// serve runs a server in the background until stop (or the test's end).
+func serve(t *testing.T, cfg Config, opts ...Option) (s *Server, stop func()) {
+	t.Helper()
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:0"
 	}
@@ -51,13 +59,17 @@ func start(t *testing.T, cfg Config, opts ...Option) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
-	return s
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return s, stop
 }
 
 // waitFor polls the status until cond holds.

@@ -132,7 +132,9 @@ start_sim() {   # start_sim NETFILE DIR
 }
 
 # OpenSM's configuration: errors, info and the routing dumps (0x43); the
-# two files that log the routing markers at VERBOSE.
+# two files that log the routing markers at VERBOSE; the LMC the fabric's
+# end ports have in its dump (osm_lmc), so that both sides route the same
+# destination LIDs (OpenSM's default is LMC 0).
 write_osm_conf() {   # write_osm_conf CONF LOG DUMPDIR
   local permod
   permod=$(dirname "$1")/permod.conf
@@ -144,6 +146,7 @@ log_file $2
 accum_log_file FALSE
 force_log_flush TRUE
 dump_files_dir $3
+lmc ${osm_lmc:-0}
 EOF
 }
 
@@ -225,7 +228,7 @@ dfsssp_bases() {
     }' "$1"
 }
 
-# lid_table TOPO: "LID S|C SWITCHGUID" per port with a LID (C: a CA port and
+# lid_table TOPO: "LID S|C SWITCHGUID" per LID of a port (C: a CA port, all 2^LMC of its LIDs, and
 # the switch it hangs off), from an ibnetdiscover dump.
 lid_table() {
   awk '
@@ -235,8 +238,11 @@ lid_table() {
     /^(Rt)[ \t]/ { kind = "R"; next }
     /^\[/ && kind == "C" && match($0, /# lid [0-9]+/) {
       split(substr($0, RSTART, RLENGTH), f, " ")
+      lmc = 0
+      if (match($0, /# lid [0-9]+ lmc [0-9]+/)) { split(substr($0, RSTART, RLENGTH), l, " "); lmc = l[5] }
       peer = $0; sub(/^[^"]*/, "", peer)
-      if (peer ~ /^"S-/) print f[3], "C", guid(peer)
+      # every LID of the port: base LID + 0 .. 2^LMC - 1
+      if (peer ~ /^"S-/) for (i = 0; i < 2 ^ lmc; i++) print f[3] + i, "C", guid(peer)
     }' "$1"
 }
 
@@ -658,6 +664,10 @@ for fabric in "$@"; do
   [ -f "$fabric" ] || die "no such fabric file: $fabric"
   fabric=$(cd "$(dirname "$fabric")" && pwd)/$(basename "$fabric")
   name=$(basename "$fabric"); name=${name%.*}
+  # the largest LMC of a CA or router port in the dump ("# lid L lmc N")
+  osm_lmc=$(awk '/^(Ca|Hca|Rt)[ \t]/ { ep = 1; next } /^[A-Za-z]/ { ep = 0 }
+    ep && /^\[/ { for (i = 1; i < NF; i++) if ($i == "lmc" && $(i + 1) > m) m = $(i + 1) }
+    END { print m + 0 }' "$fabric")
   for eng in $engines; do
     [ -z "$report_only" ] || break
     echo "run.sh: $name: $eng: OpenSM" >&2

@@ -190,16 +190,26 @@ type refPort struct {
 	swItself bool
 }
 
-// refEndpoints lists the switches and cabled CA and router ports in node
-// order, the owner (index in that list) of each LID, and the LIDs sorted.
+// refEndpoints lists the switches and cabled CA and router ports by node
+// kind and GUID (the order fabric.Compile numbers them in, whatever order
+// the dump lists them in), the owner (index in that list) of each LID, and the
+// LIDs sorted.
 func refEndpoints(g *fabric.Graph) ([]refPort, map[int]int, []int) {
 	f := g.F
+	ids := make([]fabric.NodeID, len(f.Nodes))
+	for i := range ids {
+		ids[i] = fabric.NodeID(i)
+	}
+	sort.SliceStable(ids, func(a, b int) bool {
+		na, nb := &f.Nodes[ids[a]], &f.Nodes[ids[b]]
+		return na.Kind < nb.Kind || na.Kind == nb.Kind && na.GUID < nb.GUID
+	})
 	var ports []refPort
-	for i := range f.Nodes {
+	for _, i := range ids {
 		n := &f.Nodes[i]
 		if n.Kind == fabric.Switch {
 			s := g.SwitchOf[i]
-			ports = append(ports, refPort{node: fabric.NodeID(i), lid: int(n.Ports[0].LID), lmc: n.Ports[0].LMC, sw: s, swItself: true})
+			ports = append(ports, refPort{node: i, lid: int(n.Ports[0].LID), lmc: n.Ports[0].LMC, sw: s, swItself: true})
 			continue
 		}
 		for p := 1; p < len(n.Ports); p++ {
@@ -207,7 +217,7 @@ func refEndpoints(g *fabric.Graph) ([]refPort, map[int]int, []int) {
 			if !pt.Cabled() {
 				continue
 			}
-			q := refPort{node: fabric.NodeID(i), port: uint8(p), lid: int(pt.LID), lmc: pt.LMC, sw: -1}
+			q := refPort{node: i, port: uint8(p), lid: int(pt.LID), lmc: pt.LMC, sw: -1}
 			if f.Nodes[pt.Peer.Node].Kind == fabric.Switch {
 				q.sw, q.swPort = g.SwitchOf[pt.Peer.Node], pt.Peer.Port
 			}

@@ -9,15 +9,15 @@ import (
 // DescribeCAs appends every CA's role to its node description, in the
 // form "node0001 HCA-1 role=io", "… role=compute io=(3,1)" or "… role=failed",
 // so that a fabric dump carries the placement. The fabric's switches, in
-// node order, must be the torus nodes in index order (as topo.Torus builds
-// them); the CAs take the role of the switch they are cabled to. f is
-// modified in place.
+// node GUID order (the order fabric.Compile numbers them in), must be the
+// torus nodes in index order (as topo.Torus builds them); the CAs take the
+// role of the switch they are cabled to. f is modified in place.
 func DescribeCAs(f *fabric.Fabric, a *Assignment) error {
 	t := a.P.Torus
 	sw := make(map[fabric.NodeID]int)
-	for i := range f.Nodes {
-		if f.Nodes[i].Kind == fabric.Switch {
-			sw[fabric.NodeID(i)] = len(sw)
+	for _, id := range f.SortedByGUID() {
+		if f.Nodes[id].Kind == fabric.Switch {
+			sw[id] = len(sw)
 		}
 	}
 	if len(sw) != t.N() {
