@@ -282,3 +282,25 @@ func TestServeSaysStopped(t *testing.T) {
 		t.Errorf("standard output ends %q, want %q", stdout.String(), want)
 	}
 }
+
+// TestRouteSaysDisconnected: a fabric split in two (a ring with two
+// cables gone) routes what is connected, and route says that some pairs
+// have no path instead of only "verified yes".
+func TestRouteSaysDisconnected(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "split.topo")
+	if _, _, err := run(t, "gen", "ring", "--switches", "6", "--fail-links", "2", "--fail-seed", "3", "-o", fab); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := run(t, "route", fab, "-q", "-o", filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "note: the fabric is not connected: 64 ordered pairs of ports have no path"; !strings.Contains(stderr, want) {
+		t.Errorf("standard error %q lacks %q", stderr, want)
+	}
+	_, stderr, err = run(t, "route", "--default", "-q", "-o", filepath.Join(dir, "default"))
+	if err != nil || strings.Contains(stderr, "not connected") {
+		t.Errorf("the default fabric: %v, %q", err, stderr)
+	}
+}

@@ -202,6 +202,9 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	for _, n := range set.OpenSMNotes() {
 		fmt.Fprintf(stderr, "note: OpenSM: %s\n", n)
 	}
+	if sum.Unconnected > 0 {
+		fmt.Fprintf(stderr, "note: the fabric is not connected: %d ordered pairs of ports have no path (\"nuesm info\" shows its components)\n", sum.Unconnected)
+	}
 	rep.Phase("writing tables")
 	if err := set.WriteDir(rf.out); err != nil {
 		return err
