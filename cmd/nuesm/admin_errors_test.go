@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -303,4 +304,16 @@ func TestRouteSaysDisconnected(t *testing.T) {
 	if err != nil || strings.Contains(stderr, "not connected") {
 		t.Errorf("the default fabric: %v, %q", err, stderr)
 	}
+}
+
+// TestServePortTaken: a second daemon on a taken address fails at once
+// (status 1) and says what to change.
+func TestServePortTaken(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	checkAdminCases(t, []adminCase{{[]string{"serve", "--default", "-o", filepath.Join(t.TempDir(), "out"), "--listen", l.Addr().String()},
+		exitFailure, []string{"address already in use", "--listen"}}})
 }

@@ -233,6 +233,9 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 		abs, _ := filepath.Abs(filepath.Join(cfg.Output, "current"))
 		fmt.Fprintf(cmd.OutOrStdout(), "nuesm serve: stopped; the tables published last stay in %s\n", abs)
 	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		err = fmt.Errorf("%w (another nuesm serve? --listen or the configuration's listen names another address)", err)
+	}
 	return err
 }
 
