@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/nuesm/nuesm/internal/exitstatus"
 )
 
 // TestChainFailureSaidOnce: an engine of the chain whose tables fail
@@ -24,5 +26,13 @@ func TestChainFailureSaidOnce(t *testing.T) {
 	}
 	if want := "note: minhop failed, the chain went on: tables fail verification: cdg: dependency cycle"; !strings.HasPrefix(stderr, want) || strings.Count(stderr, "minhop") != 1 {
 		t.Errorf("fallback note:\n%s\nwant one line starting %q", stderr, want)
+	}
+}
+
+// TestRootUnknown: a --root that names no switch is a usage error.
+func TestRootUnknown(t *testing.T) {
+	_, _, err := run(t, "run", "--gen", "ring", "--gen-param", "switches=5", "--engine", "updn", "--root", "nosuch", "--traffic", "uniform", "--load", "0.5", "--cycles", "1000")
+	if exitstatus.Code(err) != exitstatus.Usage || !strings.Contains(err.Error(), `--root: routing: no switch or cabled CA has GUID or description "nosuch"`) {
+		t.Errorf("unknown root: exit %d, %v", exitstatus.Code(err), err)
 	}
 }

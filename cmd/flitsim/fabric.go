@@ -156,6 +156,11 @@ func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*
 	if err != nil {
 		return nil, usageError(err)
 	}
+	if ff.root != "" {
+		if _, err := routing.ResolveSwitch(g, ff.root); err != nil {
+			return nil, usageError(fmt.Errorf("--root: %w", err))
+		}
+	}
 	opt := routing.Options{MaxVLs: ff.vls, Seed: ff.seed, Root: ff.root}
 	if !ff.unsafe {
 		res, err := routing.RouteChain(ctx, g, engines, opt)

@@ -317,3 +317,19 @@ func TestServePortTaken(t *testing.T) {
 	checkAdminCases(t, []adminCase{{[]string{"serve", "--default", "-o", filepath.Join(t.TempDir(), "out"), "--listen", l.Addr().String()},
 		exitFailure, []string{"address already in use", "--listen"}}})
 }
+
+// TestRootUnknown: a --root that names no switch is a usage error named
+// after the flag, before anything is routed (not "no engine produced a
+// verified routing", exit 4).
+func TestRootUnknown(t *testing.T) {
+	dir := t.TempDir()
+	checkAdminCases(t, []adminCase{
+		{[]string{"route", "--default", "--engine", "updn", "--root", "nosuch", "-q", "-o", filepath.Join(dir, "out")}, exitUsage, []string{"--root", `"nosuch"`}},
+	})
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("a refused route made its output directory (%v)", err)
+	}
+	if _, _, err := run(t, "route", "--default", "--engine", "updn", "--root", "0x0002c90000000001", "-q", "-o", filepath.Join(dir, "ok")); err != nil {
+		t.Errorf("a root by GUID: %v", err)
+	}
+}

@@ -165,6 +165,11 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if rf.root != "" {
+		if _, err := routing.ResolveSwitch(l.Graph, rf.root); err != nil {
+			return usageError(fmt.Errorf("--root: %w", err))
+		}
+	}
 	jobs, notes, err := sar.LoadJobs(cmd.Context(), l.Graph, sar.JobsRequest{File: rf.jobs, SLURM: rf.slurm, HostMap: rf.hostMap})
 	if err != nil {
 		return inputError(err)
