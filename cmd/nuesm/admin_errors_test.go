@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/internal/ibtest"
+	"github.com/nuesm/nuesm/sm"
 )
 
 // adminCase is a bad command line an admin writes: the exit status it
@@ -267,10 +268,10 @@ func TestServeSaysStopped(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	deadline := ibtest.Deadline(t)
-	for !strings.Contains(stdout.String(), "(Ctrl-C stops)") {
+	for !strings.Contains(stdout.String(), "nuesm serve: generation 1 published in ") && !strings.Contains(stdout.String(), "(generation 1)") {
 		if time.Now().After(deadline) {
 			cancel()
-			t.Fatalf("no banner before the test's deadline:\n%s\n%s", stdout.String(), stderr.String())
+			t.Fatalf("no banner and publication line before the test's deadline:\n%s\n%s", stdout.String(), stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -332,4 +333,46 @@ func TestRootUnknown(t *testing.T) {
 	if _, _, err := run(t, "route", "--default", "--engine", "updn", "--root", "0x0002c90000000001", "-q", "-o", filepath.Join(dir, "ok")); err != nil {
 		t.Errorf("a root by GUID: %v", err)
 	}
+}
+
+// TestBannerThenPublished: a banner that said no tables were published
+// yet is followed by a line when the first generation is.
+func TestBannerThenPublished(t *testing.T) {
+	dir := t.TempDir()
+	dump := filepath.Join(dir, "fabric.topo")
+	if err := os.WriteFile(dump, []byte("no dump yet\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	srv, err := sm.New(sm.Config{Fabric: dump, Output: out, Listen: "127.0.0.1:0", FabricPoll: sm.Duration{Duration: sm.MinFabricPoll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	var b lockedBuffer
+	banner := make(chan struct{})
+	go func() {
+		defer close(banner)
+		if !printBanner(ctx, &b, srv, out) {
+			printPublished(ctx, &b, srv, out)
+		}
+	}()
+	defer func() { cancel(); <-done; <-banner }()
+	deadline := ibtest.Deadline(t)
+	wait := func(what string) {
+		t.Helper()
+		for !strings.Contains(b.String(), what) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q before the test's deadline:\n%s", what, b.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	wait("(none published yet)")
+	if _, _, err := run(t, "gen", "ring", "--switches", "4", "-o", dump); err != nil {
+		t.Fatal(err)
+	}
+	wait("nuesm serve: generation 1 published in " + filepath.Join(out, "current"))
 }

@@ -223,7 +223,9 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 	banner := make(chan struct{})
 	go func() {
 		defer close(banner)
-		printBanner(ctx, cmd.OutOrStdout(), srv, cfg.Output)
+		if !printBanner(ctx, cmd.OutOrStdout(), srv, cfg.Output) {
+			printPublished(ctx, cmd.OutOrStdout(), srv, cfg.Output)
+		}
 	}()
 	err = srv.Run(ctx)
 	stopped := ctx.Err() != nil
@@ -263,19 +265,38 @@ func dryRun(w io.Writer, srv *sm.Server, cfg sm.Config) error {
 
 // printBanner says where the daemon publishes and serves, once it
 // listens, and whether tables are published there yet.
-func printBanner(ctx context.Context, w io.Writer, srv *sm.Server, out string) {
+func printBanner(ctx context.Context, w io.Writer, srv *sm.Server, out string) (published bool) {
 	for srv.Addr() == "" {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	abs, _ := filepath.Abs(filepath.Join(out, "current"))
 	tables := "tables go to " + abs + " (none published yet)"
-	if p := srv.Status().Published; p != nil {
+	p := srv.Status().Published
+	if p != nil {
 		tables = fmt.Sprintf("tables in %s (generation %d)", abs, p.Generation)
 	}
 	fmt.Fprintf(w, "nuesm serve: %s, metrics at http://%s/metrics, status at http://%s/status (Ctrl-C stops)\n",
 		tables, srv.Addr(), srv.Addr())
+	return p != nil
+}
+
+// printPublished says when the first tables are published, after a
+// banner that said none were.
+func printPublished(ctx context.Context, w io.Writer, srv *sm.Server, out string) {
+	abs, _ := filepath.Abs(filepath.Join(out, "current"))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if p := srv.Status().Published; p != nil {
+			fmt.Fprintf(w, "nuesm serve: generation %d published in %s\n", p.Generation, abs)
+			return
+		}
+	}
 }
