@@ -29,7 +29,8 @@ SL files every path uses SL 0. The fabric is --fabric, else the embedded default
 --default, else NEW's fabric.topo (route and serve write it beside the
 tables). Both sets are read against that fabric, the fabric as it is now:
 OLD entries over failed links are dead, and tables of switches it no longer
-has are ignored.`
+has are ignored (an OLD with tables for none of its switches is refused:
+a set of another fabric).`
 
 func (tf *tablePairFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&tf.fabric, "fabric", "", "fabric dump the tables are for (default: NEW's fabric.topo)")
