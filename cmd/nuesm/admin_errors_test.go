@@ -376,3 +376,18 @@ func TestBannerThenPublished(t *testing.T) {
 	}
 	wait("nuesm serve: generation 1 published in " + filepath.Join(out, "current"))
 }
+
+// TestServeHelpNamesKeys: serve --help names the configuration key of
+// every flag that overrides one.
+func TestServeHelpNamesKeys(t *testing.T) {
+	out, _, err := run(t, "serve", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	help := strings.Join(strings.Fields(out), " ")
+	for f, k := range serveKeys {
+		if !strings.Contains(help, "--"+f+" "+k) {
+			t.Errorf("serve --help does not say that --%s overrides %s", f, k)
+		}
+	}
+}

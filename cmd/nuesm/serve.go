@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,6 +42,28 @@ var serveKeys = map[string]string{
 	"slurm-source": "slurm.source", "slurm-rest-url": "slurm.rest_url", "slurm-poll": "slurm.poll",
 	"slurm-timeout": "slurm.timeout", "host-map": "slurm.host_map", "reroute-timeout": "reroute_timeout",
 	"max-dump-bytes": "max_dump_bytes", "opensm-dump": "opensm_dump",
+}
+
+// serveKeysHelp lists the configuration key each flag overrides,
+// wrapped for the help text; the [opensm] keys are in docs/deploy.md.
+func serveKeysHelp() string {
+	flags := slices.Sorted(maps.Keys(serveKeys))
+	var b strings.Builder
+	b.WriteString("Configuration keys the flags override (TOML; the [opensm] deployer's\nkeys: docs/deploy.md):")
+	col := 80
+	for i, f := range flags {
+		item := fmt.Sprintf(" --%s %s", f, serveKeys[f])
+		if i < len(flags)-1 {
+			item += ","
+		}
+		if col+len(item) > 76 {
+			b.WriteString("\n ")
+			col = 1
+		}
+		b.WriteString(item)
+		col += len(item)
+	}
+	return b.String() + "."
 }
 
 // tokenEnv names the environment variable that may hold the token.
@@ -82,6 +105,8 @@ or auto (the default) without the [opensm] deployer, which stages OpenSM's
 copy at its own path; "nuesm export DIR/gen-NNNNNN" writes it for any
 generation. A fabric that did not change is linked from the previous
 generation, not written again.
+
+` + serveKeysHelp() + `
 
 ` + tableFilesHelp + `
 
