@@ -84,11 +84,17 @@ func (s *SLURMJobs) Jobs(ctx context.Context, g *fabric.Graph) ([]SelectedJob, e
 // Select returns the jobs of running (an answer of the source) kept on
 // g: the mapping alone, without asking the source.
 func (s *SLURMJobs) Select(running []slurm.Job, g *fabric.Graph) ([]SelectedJob, error) {
-	sel, err := slurm.Filter(running, s.hostMap(g), s.Filter)
+	sel, err := s.Selection(running, g)
 	if err != nil {
 		return nil, err
 	}
 	return Selected(sel), nil
+}
+
+// Selection returns the filter's whole answer for running on g: the
+// jobs kept, those dropped and why, and the hosts not on g.
+func (s *SLURMJobs) Selection(running []slurm.Job, g *fabric.Graph) (*slurm.Selection, error) {
+	return slurm.Filter(running, s.hostMap(g), s.Filter)
 }
 
 // hostMap returns the host map of g, built once per graph.
@@ -145,18 +151,35 @@ func LoadJobs(ctx context.Context, g *fabric.Graph, req JobsRequest) ([]routing.
 	if err != nil {
 		return nil, nil, err
 	}
-	return jobsAndNotes(sel, req)
+	if len(sel.UnknownHosts) > 0 && !req.SLURM {
+		return nil, nil, unknownHostError(req.File, running, sel.UnknownHosts)
+	}
+	return jobsAndNotes(sel)
 }
 
-// jobsAndNotes refuses unknown hosts of a jobs file and notes those of
-// SLURM and the dropped jobs.
-func jobsAndNotes(sel *slurm.Selection, req JobsRequest) ([]routing.Job, []string, error) {
+// unknownHostError names the first line of a jobs file with a host not
+// on the fabric, and that line's unknown hosts.
+func unknownHostError(file string, jobs []slurm.Job, unknown []string) error {
+	for _, j := range jobs {
+		var bad []string
+		for _, h := range j.Nodes {
+			if _, found := slices.BinarySearch(unknown, h); found && !slices.Contains(bad, h) {
+				bad = append(bad, h)
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("jobs %s:%d: job %s: %s not on the fabric (not the first word of any CA node description; see --host-map)",
+				file, j.Line, j.ID, hostsPhrase(bad, "host"))
+		}
+	}
+	return fmt.Errorf("jobs %s: %s not on the fabric", file, hostsPhrase(unknown, "host"))
+}
+
+// jobsAndNotes notes the hosts of SLURM not on the fabric and the
+// dropped jobs.
+func jobsAndNotes(sel *slurm.Selection) ([]routing.Job, []string, error) {
 	var notes []string
 	if len(sel.UnknownHosts) > 0 {
-		if !req.SLURM {
-			return nil, nil, fmt.Errorf("jobs %s: %s not on the fabric (not the first word of any CA node description; see --host-map)",
-				req.File, hostsPhrase(sel.UnknownHosts, "host"))
-		}
 		notes = append(notes, fmt.Sprintf("SLURM %s not on the fabric", hostsPhrase(sel.UnknownHosts, "host")))
 	}
 	for _, d := range sel.Dropped {

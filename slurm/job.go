@@ -51,6 +51,8 @@ type Job struct {
 	// Name and User are informational; the squeue source leaves them
 	// empty.
 	Name, User string
+	// Line is the job's line in a jobs file (0: not from a file).
+	Line int
 }
 
 // Source gives the running jobs. Implementations return only jobs whose

@@ -73,7 +73,7 @@ func ParseJobsFile(r io.Reader, name string) ([]Job, error) {
 		if len(nodes) == 0 {
 			return fail(fmt.Errorf("job %q without hosts", id))
 		}
-		jobs = append(jobs, Job{ID: id, State: StateRunning, Nodes: nodes, NodeList: expr})
+		jobs = append(jobs, Job{ID: id, State: StateRunning, Nodes: nodes, NodeList: expr, Line: ln})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("jobs %s: %w", name, err)

@@ -6,7 +6,9 @@ import (
 	"maps"
 	"net"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,6 +72,31 @@ type Config struct {
 	// OpenSM configures the deployer that rolls published generations out
 	// through a running OpenSM (docs/deploy.md).
 	OpenSM OpenSMConfig `toml:"opensm"`
+
+	// from is where ParseConfig read the settings (nil: not from a
+	// file), so that errors found later, in the engine chain, name the
+	// file and line too.
+	from *settingSource
+}
+
+// settingSource is a configuration file and the line of each setting
+// (TOML key) read from it.
+type settingSource struct {
+	file  string
+	lines map[string]int
+}
+
+// settingError returns err, about the setting key, as a SettingError
+// naming the file and line the setting was read from, if it was.
+func (c Config) settingError(key string, err error) error {
+	if c.from == nil {
+		return err
+	}
+	line, ok := c.from.lines[key]
+	if !ok {
+		return err
+	}
+	return &SettingError{Key: key, File: c.from.file, Line: line, Err: err}
 }
 
 // OpenSMConfig is the [opensm] section: the deployer's settings (package
@@ -262,7 +289,13 @@ var rangeChecks = map[string]func(c Config) error{
 		return nil
 	},
 	"listen": func(c Config) error {
-		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		_, port, err := net.SplitHostPort(c.Listen)
+		if err == nil {
+			// The port is checked here, not at the bind after routing
+			// started ("127.0.0.1:99999" passed --dry-run).
+			_, err = net.LookupPort("tcp", port)
+		}
+		if err != nil {
 			return fmt.Errorf("listen %q: %w", c.Listen, err)
 		}
 		return nil
@@ -370,6 +403,16 @@ func LoadConfig(path string) (Config, error) {
 func ParseConfig(b []byte, path string) (Config, error) {
 	var c Config
 	md, err := toml.Decode(string(b), &c)
+	if pe := (toml.ParseError{}); errors.As(err, &pe) {
+		return c, &SettingError{Key: pe.LastKey, File: path, Line: pe.Position.Line, Err: decodeError(pe)}
+	}
+	if m := typeErrorRE.FindStringSubmatch(fmt.Sprint(err)); m != nil {
+		// A value of the wrong type: the decoder names the line only in
+		// its message ("toml: line 3 (last key "keep"): incompatible
+		// types: ..."), rewritten to the file:line of every setting error.
+		line, _ := strconv.Atoi(m[1])
+		return c, &SettingError{Key: m[2], File: path, Line: line, Err: fmt.Errorf("%s: %s", m[2], m[3])}
+	}
 	if err != nil {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -385,6 +428,10 @@ func ParseConfig(b []byte, path string) (Config, error) {
 		k := und[0].String()
 		return c, &SettingError{Key: k, File: path, Line: keyLine(b, k), Err: fmt.Errorf("unknown key %q", k)}
 	}
+	c.from = &settingSource{file: path, lines: map[string]int{}}
+	for _, k := range md.Keys() {
+		c.from.lines[k.String()] = keyLine(b, k.String())
+	}
 	var errs []error
 	if err := negativeSeed(b); err != nil {
 		errs = append(errs, &SettingError{Key: "seed", File: path, Line: keyLine(b, "seed"), Err: err})
@@ -398,6 +445,19 @@ func ParseConfig(b []byte, path string) (Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// typeErrorRE matches the TOML decoder's message for a value of the
+// wrong type.
+var typeErrorRE = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
+// decodeError is the message of a TOML syntax or type error, naming the
+// key it concerns.
+func decodeError(pe toml.ParseError) error {
+	if pe.LastKey != "" {
+		return fmt.Errorf("%s: %s", pe.LastKey, pe.Message)
+	}
+	return errors.New(pe.Message)
 }
 
 // negativeSeed rejects a negative seed, which the TOML decoder would
@@ -478,8 +538,20 @@ func (c Config) Override(o Config, keys ...string) (Config, error) {
 			return c, fmt.Errorf("config: no setting %q to override", k)
 		}
 		set(&c, o)
+		if c.from != nil { // the setting no longer comes from the file
+			from := &settingSource{file: c.from.file, lines: maps.Clone(c.from.lines)}
+			delete(from.lines, k)
+			c.from = from
+		}
 	}
 	if len(o.Params) > 0 {
+		if c.from != nil {
+			from := &settingSource{file: c.from.file, lines: maps.Clone(c.from.lines)}
+			for k := range o.Params {
+				delete(from.lines, "params."+k)
+			}
+			c.from = from
+		}
 		params := make(map[string]string, len(c.Params)+len(o.Params))
 		maps.Copy(params, c.Params)
 		maps.Copy(params, o.Params)

@@ -24,8 +24,12 @@ func TestConfigRangeErrors(t *testing.T) {
 		{"max_dump_bytes = -1\n", ":1: max_dump_bytes -1"},
 		{"[slurm]\nmax_answer_bytes = 0\n", ":2: slurm.max_answer_bytes 0, expected 1 or more"},
 		{"listen = \"nope\"\n", `:1: listen "nope"`},
+		{"\nlisten = \"127.0.0.1:99999\"\n", `:2: listen "127.0.0.1:99999": address 99999: invalid port`},
+		{"\nkeep = \"three\"\n", `:2: keep: incompatible types`},
+		{"[slurm]\nenabled = \"yes\"\n", `:2: slurm.enabled: incompatible types`},
 		{"[slurm]\nenabeld = true\n", `:2: unknown key "slurm.enabeld"`},
-		{"seed = \"x\"\n", "line 1"},
+		{"seed = \"x\"\n", ":1: seed: incompatible types"},
+		{"\nmax_vls = 8 8\n", ":2: expected a top-level item to end"},
 		{"\nlisteN = \"0\"\n", `:2: key "listeN": keys are lower case (listen)`},
 		{"[Slurm]\ntimeout = \"off\"\n", `key "Slurm"`},
 	} {
@@ -73,5 +77,40 @@ func TestConfigCheckKeys(t *testing.T) {
 	}
 	if err := (Config{MaxVLs: 15}).Check("max_vls"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestConfigChainErrors: a bad engine chain or engine parameter read from
+// the configuration file is an error naming the file and the line, and
+// not when a flag gave it.
+func TestConfigChainErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		text  string
+		flags Config
+		keys  []string
+		want  string
+	}{
+		{"output = \"/o\"\n\nengines = \"nue,nosuch\"\n", Config{}, nil, `:3: routing: unknown engine "nosuch"`},
+		{"output = \"/o\"\n[params]\nshare = \"bogus\"\n", Config{}, nil, `:3: nue: parameter share: unknown value "bogus"`},
+		{"output = \"/o\"\nengines = \"nosuch\"\n", Config{Engines: "nue,bogus"}, []string{"engines"}, `sm: routing: unknown engine "bogus"`},
+		{"output = \"/o\"\n[params]\nshare = \"none\"\n", Config{Params: map[string]string{"share": "x"}}, nil, `sm: nue: parameter share: unknown value "x"`},
+	} {
+		p := filepath.Join(dir, "nuesm.toml")
+		if err := os.WriteFile(p, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := LoadConfig(p)
+		if err == nil {
+			cfg, err = cfg.Override(c.flags, c.keys...)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(cfg)
+		fromFile := c.flags.Engines == "" && c.flags.Params == nil
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), p) != fromFile {
+			t.Errorf("%q (flags %+v): %v, want %q, file named: %v", c.text, c.flags, err, c.want, fromFile)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/nuesm/nuesm/fabric"
 )
 
 // HTTPLimits bound what one HTTP client may hold: how long it may take
@@ -94,7 +96,9 @@ func (s *Server) statusHandler(w http.ResponseWriter, _ *http.Request) {
 
 // deployedHandler answers GET /deployed?job=ID: 200 once the switches
 // hold a generation routed for the job (the SLURM prolog waits for it),
-// 503 until then, 404 without a deployer.
+// or at once for a job SLURM runs that routing leaves out (one switch, a
+// short time limit, an excluded partition: it needs no tables of its own,
+// and most jobs are such); 503 until then, 404 without a deployer.
 func (s *Server) deployedHandler(w http.ResponseWriter, r *http.Request) {
 	if s.deployer == nil {
 		http.Error(w, "no deployer: tables are only published ([opensm] enabled = false)", http.StatusNotFound)
@@ -108,6 +112,11 @@ func (s *Server) deployedHandler(w http.ResponseWriter, r *http.Request) {
 	case pub == nil:
 		http.Error(w, "nothing published yet", http.StatusServiceUnavailable)
 	case job != "" && !hasJob(pub.Jobs, job):
+		if why, ok := s.jobLeftOut(job); ok {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			fmt.Fprintf(w, "job %s is not routed for (%s): no tables to wait for\n", job, why)
+			return
+		}
 		http.Error(w, "the published generation was not routed for job "+job, http.StatusServiceUnavailable)
 	case dep < pub.Generation:
 		http.Error(w, fmt.Sprintf("generation %d published, %d deployed", pub.Generation, dep), http.StatusServiceUnavailable)
@@ -115,6 +124,22 @@ func (s *Server) deployedHandler(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "generation %d deployed\n", dep)
 	}
+}
+
+// jobLeftOut reports whether SLURM's last answer has job id running and
+// the SAR filter leaves it out on the last routed fabric, and why.
+func (s *Server) jobLeftOut(id string) (string, bool) {
+	g := s.lastGraph.Load()
+	if s.poller == nil || g == nil {
+		return "", false
+	}
+	lo, ok := s.poller.answer().(interface {
+		LeftOut(g *fabric.Graph, id string) (string, bool)
+	})
+	if !ok {
+		return "", false
+	}
+	return lo.LeftOut(g, id)
 }
 
 func hasJob(js []JobStatus, id string) bool {

@@ -2,6 +2,7 @@ package sm
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -153,6 +154,7 @@ func (s *Server) currentJobs(g *fabric.Graph) ([]routing.Job, []JobStatus) {
 			if jobStatus == nil {
 				jobStatus = []JobStatus{}
 			}
+			s.noteUnknownHosts(set, g)
 			return nil
 		})
 	}
@@ -160,4 +162,34 @@ func (s *Server) currentJobs(g *fabric.Graph) ([]routing.Job, []JobStatus) {
 	s.lastJobs.Store(&fp)
 	s.metrics.jobs.Set(float64(len(jobs)))
 	return jobs, jobStatus
+}
+
+// maxUnknownHostsShown bounds the hosts /status lists (the gauge counts
+// them all).
+const maxUnknownHostsShown = 20
+
+// noteUnknownHosts puts the hosts of SLURM's running jobs that are not on
+// g into /status and nuesm_slurm_unknown_hosts, and logs them when they
+// change: a job on them is routed as if they were idle (or left out), and
+// the operator needs to see why.
+func (s *Server) noteUnknownHosts(set JobSet, g *fabric.Graph) {
+	u, ok := set.(interface{ UnknownHosts(*fabric.Graph) []string })
+	if !ok {
+		return
+	}
+	hosts := u.UnknownHosts(g)
+	s.metrics.unknownHosts.Set(float64(len(hosts)))
+	var shown []string // nil when none: omitted from /status
+	if len(hosts) > 0 {
+		shown = hosts[:min(len(hosts), maxUnknownHostsShown)]
+	}
+	changed := false
+	s.setStatus(func(st *Status) {
+		changed = !slices.Equal(st.SLURMUnknownHosts, shown)
+		st.SLURMUnknownHosts = slices.Clone(shown)
+	})
+	if changed && len(hosts) > 0 {
+		s.log.Warn("SLURM jobs run on hosts not on the fabric (not the first word of any CA node description; see slurm.host_map)",
+			"hosts", len(hosts), "first", shown)
+	}
 }

@@ -35,6 +35,7 @@ type Metrics struct {
 	planWrites   prometheus.Gauge
 	planBlocks   prometheus.Gauge
 	slurmErrors  prometheus.Counter
+	unknownHosts prometheus.Gauge
 	lastSuccess  prometheus.Gauge
 	generation   prometheus.Gauge
 	triggerCount *prometheus.CounterVec
@@ -80,6 +81,7 @@ func NewMetrics() *Metrics {
 	m.planBlocks = gauge("nuesm_plan_blocks", "64-entry LFT blocks the last update plan writes.")
 	m.slurmErrors = prometheus.NewCounter(prometheus.CounterOpts{Name: "nuesm_slurm_poll_errors_total", Help: "Failed queries of the SLURM job source."})
 	f(m.slurmErrors)
+	m.unknownHosts = gauge("nuesm_slurm_unknown_hosts", "Hosts of running SLURM jobs that are not on the routed fabric (listed in /status slurm_unknown_hosts).")
 	m.lastSuccess = gauge("nuesm_last_success_timestamp_seconds", "Unix time of the last reroute that succeeded (published or unchanged).")
 	m.generation = gauge("nuesm_published_generation", "Number of the published table generation.")
 	m.triggerCount = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_reroute_triggers_total",

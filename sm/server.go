@@ -42,8 +42,11 @@ type Status struct {
 	Jobs          []JobStatus `json:"jobs"`
 	SLURM         string      `json:"slurm"` // disabled, ok, error: …
 	SLURMAnswered time.Time   `json:"slurm_answered,omitzero"`
-	StartedAt     time.Time   `json:"started_at"`
-	OutputCurrent string      `json:"output_current"`
+	// SLURMUnknownHosts are hosts of running jobs not on the fabric
+	// (the first 20, sorted; nuesm_slurm_unknown_hosts counts them).
+	SLURMUnknownHosts []string  `json:"slurm_unknown_hosts,omitempty"`
+	StartedAt         time.Time `json:"started_at"`
+	OutputCurrent     string    `json:"output_current"`
 	// Deploy is the deployer's state (rollout to the switches), when one
 	// is configured.
 	Deploy any `json:"deploy,omitempty"`
@@ -136,6 +139,29 @@ type Server struct {
 	httpAddr string
 }
 
+// chainError names the setting a bad engine chain comes from: engines
+// itself, or else the file's [params] (the entry's line when it has one
+// entry; the error names the parameter).
+func chainError(cfg Config, err error) error {
+	_, plain := routing.NewChain(cfg.Engines, nil)
+	switch {
+	case plain != nil && cfg.from != nil && cfg.from.lines["engines"] > 0:
+		return cfg.settingError("engines", err)
+	case plain == nil && len(cfg.Params) > 0 && cfg.from != nil:
+		line := 0
+		for k := range cfg.Params {
+			if cfg.from.lines["params."+k] == 0 {
+				return fmt.Errorf("sm: %w", err) // a --param among them
+			}
+			if len(cfg.Params) == 1 {
+				line = cfg.from.lines["params."+k]
+			}
+		}
+		return &SettingError{Key: "params", File: cfg.from.file, Line: line, Err: err}
+	}
+	return fmt.Errorf("sm: %w", err)
+}
+
 // New validates the configuration and the engine chain, cleans up after
 // a crashed publish and loads the published status.
 func New(cfg Config, opts ...Option) (*Server, error) {
@@ -145,7 +171,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	}
 	engines, err := routing.NewChain(cfg.Engines, cfg.Params)
 	if err != nil {
-		return nil, fmt.Errorf("sm: %w", err)
+		return nil, chainError(cfg, err)
 	}
 	s := &Server{cfg: cfg, engines: engines, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		trig: make(chan string, 1), started: time.Now(), problems: map[string]string{}}

@@ -78,3 +78,28 @@ func (a slurmAnswer) Map(g *fabric.Graph) ([]routing.Job, []JobStatus, error) {
 	}
 	return sar.Jobs(sel), status, nil
 }
+
+// UnknownHosts returns the hosts of the running jobs that are not on g
+// (by node description or host map), sorted.
+func (a slurmAnswer) UnknownHosts(g *fabric.Graph) []string {
+	sel, err := a.s.Selection(a.running, g)
+	if err != nil {
+		return nil // Map reports it
+	}
+	return sel.UnknownHosts
+}
+
+// LeftOut reports whether job id is running and left out on g by the
+// filter, and why (slurm.DropReason).
+func (a slurmAnswer) LeftOut(g *fabric.Graph, id string) (string, bool) {
+	sel, err := a.s.Selection(a.running, g)
+	if err != nil {
+		return "", false
+	}
+	for _, d := range sel.Dropped {
+		if d.ID == id {
+			return string(d.Reason), true
+		}
+	}
+	return "", false
+}

@@ -3,9 +3,12 @@ package sm
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +162,107 @@ func TestSLURMAnswerLimits(t *testing.T) {
 	}
 	if _, _, err := QueryJobs(ctx, src, g); err == nil || errors.Is(err, slurm.ErrHTTPToken) {
 		t.Errorf("token over http:// allowed: %v, want a connection error (nothing listens on port 1)", err)
+	}
+}
+
+// TestSLURMUnknownHosts: hosts of running jobs that are not on the fabric
+// are listed in /status and counted by nuesm_slurm_unknown_hosts (a job
+// on them is routed without them, or left out), and go when the jobs end.
+func TestSLURMUnknownHosts(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "fabric.topo")
+	tp, err := topo.FatTree(4, 3, 0)
+	writeFabric(t, fab, tp, err)
+	answer := filepath.Join(dir, "squeue.out")
+	if err := os.WriteFile(answer, []byte(squeueLines+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Fabric: fab, Output: filepath.Join(dir, "out"), Engines: "sar-nue",
+		SLURM: SLURMConfig{Squeue: fakeSqueueScript(t, "cat '"+answer+"'"), Poll: Duration{Duration: -1}}}
+	src, err := NewSLURMJobs(cfg.Defaults().SLURM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics()
+	s := start(t, cfg, WithJobSource(src), WithMetrics(m))
+	st := waitFor(t, s, "published with the jobs", func(st Status) bool { return st.Published != nil && len(st.Jobs) > 0 })
+	if want := []string{"login1", "login2"}; !slices.Equal(st.SLURMUnknownHosts, want) {
+		t.Errorf("unknown hosts %v, want %v", st.SLURMUnknownHosts, want)
+	}
+	if v := metricValue(t, m, "nuesm_slurm_unknown_hosts"); v != 2 {
+		t.Errorf("nuesm_slurm_unknown_hosts %v, want 2", v)
+	}
+
+	if err := os.WriteFile(answer, []byte("1|RUNNING|node[0001-0002,0005]|1:00:00|batch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Trigger("test")
+	st = waitFor(t, s, "rerouted for one job", func(st Status) bool { return len(st.Jobs) == 1 && st.State == "idle" })
+	if st.SLURMUnknownHosts != nil || metricValue(t, m, "nuesm_slurm_unknown_hosts") != 0 {
+		t.Errorf("after the jobs on unknown hosts ended: %v, gauge %v", st.SLURMUnknownHosts, metricValue(t, m, "nuesm_slurm_unknown_hosts"))
+	}
+}
+
+// metricValue returns the value of the label-free gauge name.
+func metricValue(t *testing.T, m *Metrics, name string) float64 {
+	t.Helper()
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
+}
+
+// stuckDeployer is a deployer whose rollouts never take (OpenSM down).
+type stuckDeployer struct{}
+
+func (stuckDeployer) Run(ctx context.Context, _ func(string)) error { <-ctx.Done(); return nil }
+func (stuckDeployer) Publish(int, string)                           {}
+func (stuckDeployer) Status() any                                   { return nil }
+func (stuckDeployer) Deployed() int                                 { return 0 }
+
+// TestDeployedJobLeftOut: GET /deployed?job=ID, which the prolog polls
+// with NUESM_PROLOG_WAIT, answers 200 at once for a running job the SAR
+// filter leaves out (it needs no tables of its own), and 503 for a job
+// routed for but not deployed and for a job SLURM has not reported.
+func TestDeployedJobLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "fabric.topo")
+	tp, err := topo.FatTree(4, 3, 0)
+	writeFabric(t, fab, tp, err)
+	cfg := Config{Fabric: fab, Output: filepath.Join(dir, "out"), Engines: "sar-nue",
+		SLURM: SLURMConfig{Squeue: fakeSqueueScript(t, "cat <<'EOF'\n"+squeueLines+"\nEOF"), Poll: Duration{Duration: -1}}}
+	src, err := NewSLURMJobs(cfg.Defaults().SLURM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, cfg, WithJobSource(src), WithDeployer(stuckDeployer{}))
+	waitFor(t, s, "published with the jobs", func(st Status) bool { return st.Published != nil && len(st.Published.Jobs) > 0 })
+	for _, c := range []struct {
+		job  string
+		code int
+		want string
+	}{
+		{"1", http.StatusServiceUnavailable, "0 deployed"},                 // routed for, never deployed
+		{"2", http.StatusOK, "job 2 is not routed for (too few switches)"}, // one leaf
+		{"4", http.StatusOK, "(time limit below the minimum)"},             // 5 minutes
+		{"5", http.StatusOK, "(excluded partition)"},                       // debug
+		{"77", http.StatusServiceUnavailable, "not routed for job 77"},     // unknown to SLURM
+	} {
+		resp, err := http.Get("http://" + s.Addr() + "/deployed?job=" + c.job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || !strings.Contains(string(body), c.want) {
+			t.Errorf("job %s: %d %q, want %d with %q", c.job, resp.StatusCode, body, c.code, c.want)
+		}
 	}
 }

@@ -447,6 +447,12 @@ func TestOpenSMSwitchFailure(t *testing.T) {
 	}
 	b.checkDeployed(st.Published.Generation, 24)
 	t.Logf("switch failure healed after %.3f s, %.1f pair-seconds black-holed, %d samples of %d states, none unsafe", res.Healed.Seconds(), res.PairSeconds, res.States, res.Distinct)
+	// A generation routed before discovery knew the switch was gone
+	// writes to it; its step must yield to the newer generation, not
+	// wait out the step timeout and stop stuck.
+	if m := e2eScrape(t, srv.Addr()); m[`nuesm_deploy_rollouts_total{result="stuck"}`] != 0 {
+		t.Errorf("%v rollouts stuck during the heal (steps superseded: %v)", m[`nuesm_deploy_rollouts_total{result="stuck"}`], m[`nuesm_deploy_steps_total{result="superseded"}`])
+	}
 
 	seen := changes(srv)
 	if out, err := b.sim.Console(budget(t, 0.05), fmt.Sprintf("ReLink %q", sw)); err != nil || strings.Contains(out, "#") {

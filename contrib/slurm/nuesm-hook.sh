@@ -47,7 +47,13 @@ if command -v curl >/dev/null; then
   elif [ "$reason" = prolog ] && [ "${NUESM_PROLOG_WAIT:-0}" -gt 0 ] && [ -n "${SLURM_JOB_ID:-}" ]; then
     ms() { echo $(( $(date +%s%N) / 1000000 )); } # GNU date: nanoseconds
     start=$(ms)
-    until curl -fsS -o /dev/null --max-time "$timeout" "${hdr[@]}" "http://$addr/deployed?job=$SLURM_JOB_ID" 2>/dev/null; do
+    # 200: deployed (or the job needs no tables of its own); 404: nuesm
+    # has no deployer, so there is nothing to wait for; else: not yet.
+    while code=$(curl -sS -o /dev/null -w '%{http_code}' --max-time "$timeout" "${hdr[@]}" "http://$addr/deployed?job=$SLURM_JOB_ID" 2>/dev/null); [ "$code" != 200 ]; do
+      if [ "$code" = 404 ]; then
+        log "job $SLURM_JOB_ID: nuesm has no deployer ([opensm]); NUESM_PROLOG_WAIT has nothing to wait for"
+        exit 0
+      fi
       if [ $(( $(ms) - start )) -ge $(( NUESM_PROLOG_WAIT * 1000 )) ]; then
         log "job $SLURM_JOB_ID: its tables were not on the switches after ${NUESM_PROLOG_WAIT}s; starting it anyway"
         exit 0

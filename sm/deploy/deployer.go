@@ -495,8 +495,8 @@ func (d *Deployer) requeuePending() {
 	d.pending = nil
 }
 
-// errNewer stops a rollout at a step boundary when a newer generation
-// was published.
+// errNewer stops a rollout when a newer generation was published: at a
+// step boundary, or during a step whose switches do not answer.
 var errNewer = errors.New("a newer generation was published")
 
 // newer takes a newer generation, if one is waiting, and reports

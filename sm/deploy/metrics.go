@@ -1,6 +1,9 @@
 package deploy
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/nuesm/nuesm/plan"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the deployer's Prometheus metrics (nuesm_deploy_*,
 // nuesm_fabric_discover_*).
@@ -48,8 +51,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help:    "Duration of rollout steps by kind (write: staged until read back and verified; barrier, pause, resume: drains).",
 		Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}, []string{"kind"})
 	reg.MustRegister(m.stepSeconds)
+	for k := plan.Write; k <= plan.Resume; k++ {
+		m.stepSeconds.WithLabelValues(k.String()) // every kind from the start
+	}
 	m.stepsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_deploy_steps_total",
-		Help: "Rollout steps by result: proven, failed."}, []string{"result"})
+		Help: "Rollout steps by result: proven, failed, superseded (a newer generation arrived while the step waited on switches that did not answer)."}, []string{"result"})
 	reg.MustRegister(m.stepsTotal)
 	m.rollouts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "nuesm_deploy_rollouts_total",
 		Help: "Rollouts by result: deployed, stuck, refused, replanned (a newer generation arrived), no-opensm."}, []string{"result"})
@@ -57,7 +63,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, r := range []string{"deployed", "stuck", "refused", "replanned", "no-opensm"} {
 		m.rollouts.WithLabelValues(r)
 	}
-	for _, r := range []string{"proven", "failed"} {
+	for _, r := range []string{"proven", "failed", "superseded"} {
 		m.stepsTotal.WithLabelValues(r)
 	}
 	m.lastProven = gauge("nuesm_deploy_last_proven_timestamp_seconds", "Unix time the switches' tables were last read back and verified.")

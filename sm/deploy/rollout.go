@@ -131,6 +131,10 @@ func (d *Deployer) execute(ctx context.Context, g *fabric.Graph, held *lft.Routi
 			}
 			step := &stage.Plan.Steps[i]
 			next, err := d.runStep(ctx, g, staged, step, n, gen)
+			if errors.Is(err, errNewer) {
+				d.log.Info("newer generation published while a step waited on switches that do not answer: re-planning from what the switches hold", "at_step", n+1, "of", d.st.Steps, "err", err)
+				return err
+			}
 			if err != nil && errors.Is(err, ErrNoOpenSM) {
 				return d.stop(PhaseNoOpenSM, "no-opensm", fmt.Errorf("generation %d, before step %d of %d: %w", gen, n+1, d.st.Steps, err))
 			}

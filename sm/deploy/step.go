@@ -43,6 +43,10 @@ func (d *Deployer) runStep(ctx context.Context, g *fabric.Graph, cur *lft.Routin
 		return nil, err // nothing written: staging failed
 	}
 	applied := time.Since(tApply)
+	if errors.Is(err, errNewer) {
+		d.met.stepsTotal.WithLabelValues("superseded").Inc()
+		return nil, err
+	}
 	if err != nil {
 		d.met.stepsTotal.WithLabelValues("failed").Inc()
 		d.readHeldAfterFailure(ctx, g, gen, i, cur, next)
@@ -231,10 +235,20 @@ func (d *Deployer) apply(ctx context.Context, g *fabric.Graph, want *lft.Routing
 			got, missing, err := d.read(ctx, g, want)
 			d.log.Debug("step applied by OpenSM, read back", "configured_seconds", tr.Sub(t0).Seconds(), "read_seconds", time.Since(tr).Seconds())
 			switch {
-			case err != nil:
-				last = err.Error()
-			case len(missing) > 0:
-				last = fmt.Sprintf("%d switches did not answer (%s…)", len(missing), missing[0])
+			case err != nil || len(missing) > 0:
+				if err != nil {
+					last = err.Error()
+				} else {
+					last = fmt.Sprintf("%d switches did not answer (%s…)", len(missing), missing[0])
+				}
+				// Switches that do not answer may be gone, and a newer
+				// generation (a later discovery) may route without them:
+				// waiting out the step's timeout would hold the heal. Any
+				// subset of a step's writes is a proven state (plan), so
+				// the next rollout plans from what the switches hold.
+				if d.newer() {
+					return nil, fmt.Errorf("%w while the step waited: %s", errNewer, last)
+				}
 			default:
 				n, diff := sameLFTs(g, got, want, 3)
 				if n == 0 {
