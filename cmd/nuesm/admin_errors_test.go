@@ -321,7 +321,8 @@ func TestServePortTaken(t *testing.T) {
 
 // TestRootUnknown: a --root that names no switch is a usage error named
 // after the flag, before anything is routed (not "no engine produced a
-// verified routing", exit 4).
+// verified routing", exit 4); a root for a chain without updn or ftree is
+// noted as ignored.
 func TestRootUnknown(t *testing.T) {
 	dir := t.TempDir()
 	checkAdminCases(t, []adminCase{
@@ -330,8 +331,13 @@ func TestRootUnknown(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
 		t.Errorf("a refused route made its output directory (%v)", err)
 	}
-	if _, _, err := run(t, "route", "--default", "--engine", "updn", "--root", "0x0002c90000000001", "-q", "-o", filepath.Join(dir, "ok")); err != nil {
-		t.Errorf("a root by GUID: %v", err)
+	if _, stderr, err := run(t, "route", "--default", "--engine", "updn", "--root", "0x0002c90000000001", "-q", "-o", filepath.Join(dir, "ok")); err != nil || stderr != "" {
+		t.Errorf("a root by GUID: %v, %q", err, stderr)
+	}
+	// An engine that takes no root: routed, and said so.
+	_, stderr, err := run(t, "route", "--default", "--engine", "nue", "--root", "0x0002c90000000001", "-q", "-o", filepath.Join(dir, "nue"))
+	if want := "note: --root is for updn and ftree; nue ignores it\n"; err != nil || stderr != want {
+		t.Errorf("--root with nue: %v, %q, want %q", err, stderr, want)
 	}
 }
 

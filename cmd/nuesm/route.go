@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -169,6 +170,9 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 		if _, err := routing.ResolveSwitch(l.Graph, rf.root); err != nil {
 			return usageError(fmt.Errorf("--root: %w", err))
 		}
+		if !slices.ContainsFunc(engines, takesRoot) {
+			fmt.Fprintf(stderr, "note: --root is for updn and ftree; %s ignores it\n", rf.engines)
+		}
 	}
 	jobs, notes, err := sar.LoadJobs(cmd.Context(), l.Graph, sar.JobsRequest{File: rf.jobs, SLURM: rf.slurm, HostMap: rf.hostMap})
 	if err != nil {
@@ -218,6 +222,13 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	printRoute(cmd.OutOrStdout(), sum, sarM, elapsed)
 	fmt.Fprintf(cmd.OutOrStdout(), "tables written to %s\n", rf.out)
 	return nil
+}
+
+// takesRoot reports whether e may use Options.Root: Up*/Down* and the
+// fat-tree engine do, and best may compare them.
+func takesRoot(e routing.Engine) bool {
+	n := e.Name()
+	return n == "updn" || n == "ftree" || strings.HasPrefix(n, "best")
 }
 
 // attemptError is a failed attempt's error without the engine's name
