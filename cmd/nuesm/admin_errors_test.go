@@ -179,7 +179,8 @@ func TestGenUnwritableNamed(t *testing.T) {
 // TestDryRunDumpDiscovered: with the deployer's discovery on, the daemon
 // starts without its dump (discovery writes it: docs/deploy.md's
 // nuesm.toml), so --dry-run accepts a dump that does not exist yet and
-// says so; without discovery a missing dump stays an input error.
+// says so, writing nothing (not even the deployer's state directory);
+// without discovery a missing dump stays an input error.
 func TestDryRunDumpDiscovered(t *testing.T) {
 	dir := t.TempDir()
 	dump := filepath.Join(dir, "fabric.topo")
@@ -199,6 +200,9 @@ func TestDryRunDumpDiscovered(t *testing.T) {
 	if err != nil || !strings.Contains(out, dump+" does not exist yet: [opensm] discover writes it") ||
 		!strings.Contains(out, "nue,updn (max 8 VLs)") || !strings.Contains(out, "configuration valid") {
 		t.Errorf("dump to be discovered: %v\n%s", err, out)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "out")); len(ents) != 0 {
+		t.Errorf("a dry run with the deployer wrote %v", ents)
 	}
 	checkAdminCases(t, []adminCase{{[]string{"serve", "--dry-run", "--config", cfg(false)}, exitInput, []string{dump, "no such file"}}})
 }

@@ -224,11 +224,20 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 	if err != nil {
 		return err
 	}
-	opts, err := serveOptions(cfg, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+	optCfg := cfg
+	if sf.dryRun && cfg.OpenSM.Enabled {
+		// Check the [opensm] section without a deployer, which would make
+		// its state directory: a dry run writes nothing.
+		if _, err := deploy.ConfigFrom(cfg); err != nil {
+			return usageError(err)
+		}
+		optCfg.OpenSM.Enabled = false
+	}
+	opts, err := serveOptions(optCfg, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	if err != nil {
 		return usageError(err)
 	}
-	srv, err := sm.New(cfg, opts...)
+	srv, err := sm.New(optCfg, opts...)
 	if err != nil {
 		return usageError(err)
 	}
