@@ -250,7 +250,7 @@ func (c *compactReader) switches(S int) ([]int32, error) {
 		sw = append(sw, s)
 	}
 	if len(unknown) > 0 {
-		return nil, c.fail(ErrUnknownSwitch, "switch %s is not in the fabric, expected only switches of the fabric (or ReadOptions.SkipUnknownSwitches)", listed(unknown))
+		return nil, c.fail(ErrUnknownSwitch, "switch %s is not in the fabric, expected only switches of the fabric", listed(unknown))
 	}
 	if !c.opt.AllowMissingSwitches {
 		var missing []string

@@ -132,7 +132,7 @@ func ReadLFTs(r io.Reader, name string, g *fabric.Graph, opt ReadOptions) (*Rout
 	}
 	if len(p.unknown) > 0 {
 		return nil, parseErr(name, p.unknownLine, ErrUnknownSwitch,
-			"switch %s is not in the fabric, expected only switches of the fabric (or ReadOptions.SkipUnknownSwitches)", listed(p.unknown))
+			"switch %s is not in the fabric, expected only switches of the fabric", listed(p.unknown))
 	}
 	if !opt.AllowMissingSwitches {
 		var missing []string

@@ -156,15 +156,24 @@ func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*
 	if err != nil {
 		return nil, usageError(err)
 	}
+	if ff.root != "" {
+		if _, err := routing.ResolveSwitch(g, ff.root); err != nil {
+			return nil, usageError(fmt.Errorf("--root: %w", err))
+		}
+	}
 	opt := routing.Options{MaxVLs: ff.vls, Seed: ff.seed, Root: ff.root}
 	if !ff.unsafe {
 		res, err := routing.RouteChain(ctx, g, engines, opt)
+		if err != nil {
+			return nil, err // it lists every engine's error
+		}
 		for _, a := range res.Attempts {
 			if a.Err != nil {
-				fmt.Fprintf(w, "%s: %v\n", a.Engine, a.Err)
+				// The engine's name leads its own error already.
+				fmt.Fprintf(w, "note: %s failed, the chain went on: %s\n", a.Engine, strings.TrimPrefix(a.Err.Error(), a.Engine+": "))
 			}
 		}
-		return res.Routing, err
+		return res.Routing, nil
 	}
 	res, err := routing.RouteUnverified(ctx, g, engines, opt)
 	if err != nil {

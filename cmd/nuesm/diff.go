@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -28,7 +29,8 @@ SL files every path uses SL 0. The fabric is --fabric, else the embedded default
 --default, else NEW's fabric.topo (route and serve write it beside the
 tables). Both sets are read against that fabric, the fabric as it is now:
 OLD entries over failed links are dead, and tables of switches it no longer
-has are ignored.`
+has are ignored (an OLD with tables for none of its switches is refused:
+a set of another fabric).`
 
 func (tf *tablePairFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&tf.fabric, "fabric", "", "fabric dump the tables are for (default: NEW's fabric.topo)")
@@ -42,9 +44,9 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 	case tf.fabric != "":
 		fabricArgs = []string{tf.fabric}
 	case !tf.useDefault:
-		p, ok := lft.FabricPath(newArg)
-		if !ok {
-			return nil, nil, nil, usageError(fmt.Errorf("no fabric: give --fabric FILE or --default (NEW has no %s beside its tables)", lft.FabricFile))
+		p, err := setFabric("NEW", newArg, fabricFlagHint)
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		fabricArgs = []string{p}
 	}
@@ -57,11 +59,29 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 	if err != nil {
 		return nil, nil, nil, inputError(fmt.Errorf("OLD: %w", err))
 	}
+	if err := foreignOld(oldArg, g, old, l.File); err != nil {
+		return nil, nil, nil, err
+	}
 	new, err := readTableSet(newArg, g, false)
 	if err != nil {
 		return nil, nil, nil, inputError(fmt.Errorf("NEW: %w", err))
 	}
 	return g, old, new, nil
+}
+
+// foreignOld refuses OLD when it routes nothing and only because every
+// switch it has tables for is missing from the fabric: a set of another
+// fabric, which read leniently would pass for empty tables and turn the
+// diff into "every entry new".
+func foreignOld(oldArg string, g *fabric.Graph, old *lft.Routing, fabricFile string) error {
+	if old.Entries() > 0 {
+		return nil
+	}
+	_, err := lft.ReadTableSet(oldArg, g, lft.ReadOptions{AllowMissingSwitches: true})
+	if !errors.Is(err, lft.ErrUnknownSwitch) {
+		return nil
+	}
+	return inputError(fmt.Errorf("OLD %s: %w: it has tables only for switches the fabric (%s) does not have; a table set of another fabric?", oldArg, lft.ErrUnknownSwitch, fabricFile))
 }
 
 // readTableSet reads a directory or dump file (see tablesHelp). Old tables

@@ -51,9 +51,9 @@ an LFT file. The fabric is --fabric, --default, or TABLES' fabric.topo.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fabricArgs := []string{fabricPath}
 			if fabricPath == "" && !useDefault {
-				p, ok := lft.FabricPath(args[0])
-				if !ok {
-					return usageError(fmt.Errorf("no fabric: give --fabric FILE or --default (TABLES has no %s beside it)", lft.FabricFile))
+				p, err := setFabric("TABLES", args[0], fabricFlagHint)
+				if err != nil {
+					return err
 				}
 				fabricArgs = []string{p}
 			} else if useDefault {

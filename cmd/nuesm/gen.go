@@ -116,8 +116,8 @@ func runGen(cmd *cobra.Command, kind string, params map[string]string, gf genFla
 		} else {
 			err = ibnetdiscover.Write(os.Stdout, f)
 		}
-	} else {
-		err = write(gf.out, f)
+	} else if err = write(gf.out, f); err != nil {
+		err = fmt.Errorf("%s not written: %w", gf.out, err)
 	}
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nuesm/nuesm/ibnetdiscover"
 	"github.com/nuesm/nuesm/internal/defaults"
+	"github.com/nuesm/nuesm/lft"
 )
 
 // fabricArg returns the dump a command names: args[0], or "" for the
@@ -24,6 +25,24 @@ func fabricArg(args []string, useDefault bool) (string, error) {
 		return "", inputError(fmt.Errorf("%s is a directory, expected an ibnetdiscover dump", args[0]))
 	}
 	return args[0], nil
+}
+
+// fabricFlagHint is how diff, plan and export name a fabric.
+const fabricFlagHint = "give --fabric FILE or --default"
+
+// setFabric returns the fabric.topo beside the table set at path, which
+// role names in errors (TABLES, NEW): a path that does not exist is an
+// input error naming it, a set without fabric.topo a usage error with
+// hint, how to name the fabric instead.
+func setFabric(role, path, hint string) (string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return "", inputError(fmt.Errorf("%s: %w", role, err))
+	}
+	p, ok := lft.FabricPath(path)
+	if !ok {
+		return "", usageError(fmt.Errorf("no fabric: %s (%s has no %s beside it: %s)", hint, role, lft.FabricFile, path))
+	}
+	return p, nil
 }
 
 // loadGraph loads the fabric to route (a file within

@@ -1,6 +1,7 @@
 // Command nuesm is the nuesm routing engine's command-line interface:
-// generate fabrics, inspect dumps, and (as the project grows) route, verify,
-// plan updates and serve. Subcommands are thin: flags in, package calls out.
+// generate fabrics, inspect dumps, route, verify, plan updates, serve and
+// run the seed papers' studies. Subcommands are thin: flags in, package
+// calls out.
 package main
 
 import (

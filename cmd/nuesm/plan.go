@@ -96,6 +96,12 @@ func runPlan(cmd *cobra.Command, g *fabric.Graph, old, new *lft.Routing, pf plan
 	} else {
 		var err error
 		p, err = plan.Build(ctx, g, old, new, opt)
+		if need := max(old.NumVLs, new.NumVLs); errors.Is(err, plan.ErrUnsafeTables) && pf.vls > 0 && pf.vls < need {
+			return unsafeError(fmt.Errorf("%w (--vls %d: the tables use %d VLs)", err, pf.vls, need))
+		}
+		if errors.Is(err, plan.ErrUnsafeTables) {
+			return unsafeError(err)
+		}
 		if err != nil && !errors.As(err, &drain) {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -82,8 +84,8 @@ partition.`,
 	fl := c.Flags()
 	fl.StringVar(&rf.engines, "engine", "nue", "engine or comma-separated fallback chain, e.g. nue:share=none,dfsssp,updn")
 	fl.IntVar(&rf.vls, "vls", routing.DefaultMaxVLs, "maximum number of data VLs (1..15)")
-	fl.Uint64Var(&rf.seed, "seed", 0, "seed for engines with random choices")
-	fl.StringVar(&rf.root, "root", "", "root switch for updn/ftree: node GUID (0x…) or description")
+	fl.Uint64Var(&rf.seed, "seed", 0, "seed of the engines' random choices (ties, partitions): the same seed, the same tables (0 unless given)")
+	fl.StringVar(&rf.root, "root", "", "root switch for updn/ftree: node GUID (0x…) or description (default: the engine chooses)")
 	fl.StringArrayVar(&rf.params, "param", nil, "engine parameter name=value for every engine of the chain that takes it (repeatable)")
 	fl.StringVarP(&rf.out, "output", "o", "", "output directory (created if needed)")
 	fl.BoolVar(&rf.useDefault, "default", false, "route the embedded default fabric")
@@ -164,6 +166,14 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	if rf.root != "" {
+		if _, err := routing.ResolveSwitch(l.Graph, rf.root); err != nil {
+			return usageError(fmt.Errorf("--root: %w", err))
+		}
+		if !slices.ContainsFunc(engines, takesRoot) {
+			fmt.Fprintf(stderr, "note: --root is for updn and ftree; %s ignores it\n", rf.engines)
+		}
+	}
 	jobs, notes, err := sar.LoadJobs(cmd.Context(), l.Graph, sar.JobsRequest{File: rf.jobs, SLURM: rf.slurm, HostMap: rf.hostMap})
 	if err != nil {
 		return inputError(err)
@@ -183,13 +193,13 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	res, err := routing.RouteChain(cmd.Context(), l.Graph, engines, opt)
 	elapsed := time.Since(t0)
 	rep.Phase("measuring")
+	if err != nil {
+		return err // it lists every engine's error
+	}
 	for _, a := range res.Attempts {
 		if a.Err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", a.Engine, a.Err)
+			fmt.Fprintf(stderr, "note: %s failed, the chain went on: %s\n", a.Engine, attemptError(a))
 		}
-	}
-	if err != nil {
-		return err
 	}
 	sum, sarM, err := newRouteSummary(l, res, jobs, rf.jobs != "" || rf.slurm)
 	if err != nil {
@@ -201,6 +211,9 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	for _, n := range set.OpenSMNotes() {
 		fmt.Fprintf(stderr, "note: OpenSM: %s\n", n)
 	}
+	if sum.Unconnected > 0 {
+		fmt.Fprintf(stderr, "note: the fabric is not connected: %d ordered pairs of ports have no path (\"nuesm info\" shows its components)\n", sum.Unconnected)
+	}
 	rep.Phase("writing tables")
 	if err := set.WriteDir(rf.out); err != nil {
 		return err
@@ -209,6 +222,19 @@ func runRoute(cmd *cobra.Command, args []string, rf routeFlags) error {
 	printRoute(cmd.OutOrStdout(), sum, sarM, elapsed)
 	fmt.Fprintf(cmd.OutOrStdout(), "tables written to %s\n", rf.out)
 	return nil
+}
+
+// takesRoot reports whether e may use Options.Root: Up*/Down* and the
+// fat-tree engine do, and best may compare them.
+func takesRoot(e routing.Engine) bool {
+	n := e.Name()
+	return n == "updn" || n == "ftree" || strings.HasPrefix(n, "best")
+}
+
+// attemptError is a failed attempt's error without the engine's name
+// in front when the engine put it there itself.
+func attemptError(a routing.Attempt) string {
+	return strings.TrimPrefix(a.Err.Error(), a.Engine+": ")
 }
 
 // paramFlags reads the --param flags; a name given twice keeps the last

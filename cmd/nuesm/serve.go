@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -40,6 +42,28 @@ var serveKeys = map[string]string{
 	"slurm-source": "slurm.source", "slurm-rest-url": "slurm.rest_url", "slurm-poll": "slurm.poll",
 	"slurm-timeout": "slurm.timeout", "host-map": "slurm.host_map", "reroute-timeout": "reroute_timeout",
 	"max-dump-bytes": "max_dump_bytes", "opensm-dump": "opensm_dump",
+}
+
+// serveKeysHelp lists the configuration key each flag overrides,
+// wrapped for the help text; the [opensm] keys are in docs/deploy.md.
+func serveKeysHelp() string {
+	flags := slices.Sorted(maps.Keys(serveKeys))
+	var b strings.Builder
+	b.WriteString("Configuration keys the flags override (TOML; the [opensm] deployer's\nkeys: docs/deploy.md):")
+	col := 80
+	for i, f := range flags {
+		item := fmt.Sprintf(" --%s %s", f, serveKeys[f])
+		if i < len(flags)-1 {
+			item += ","
+		}
+		if col+len(item) > 76 {
+			b.WriteString("\n ")
+			col = 1
+		}
+		b.WriteString(item)
+		col += len(item)
+	}
+	return b.String() + "."
 }
 
 // tokenEnv names the environment variable that may hold the token.
@@ -82,6 +106,8 @@ copy at its own path; "nuesm export DIR/gen-NNNNNN" writes it for any
 generation. A fabric that did not change is linked from the previous
 generation, not written again.
 
+` + serveKeysHelp() + `
+
 ` + tableFilesHelp + `
 
 ` + engineHelp,
@@ -100,7 +126,7 @@ generation, not written again.
 	fl.StringVarP(&cfg.Output, "output", "o", "", "directory to publish into (DIR/current/...)")
 	fl.StringVar(&cfg.Engines, "engine", "nue", "engine chain, e.g. nue:share=none,dfsssp,updn (sar-nue uses the SLURM jobs)")
 	fl.IntVar(&cfg.MaxVLs, "vls", 8, "maximum number of data VLs (1..15)")
-	fl.Uint64Var(&cfg.Seed, "seed", 0, "seed for engines with random choices")
+	fl.Uint64Var(&cfg.Seed, "seed", 0, "seed of the engines' random choices (ties, partitions): the same seed, the same tables (0 unless given)")
 	fl.StringArrayVar(&sf.params, "param", nil, "engine parameter name=value for every engine of the chain that takes it (repeatable)")
 	fl.StringVar(&cfg.Listen, "listen", "127.0.0.1:9716", "HTTP address for /metrics, /healthz, /status, POST /reroute")
 	fl.StringVar(&sf.argvToken, "token", "", "refused: use --token-file or $"+tokenEnv)
@@ -198,11 +224,20 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 	if err != nil {
 		return err
 	}
-	opts, err := serveOptions(cfg, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+	optCfg := cfg
+	if sf.dryRun && cfg.OpenSM.Enabled {
+		// Check the [opensm] section without a deployer, which would make
+		// its state directory: a dry run writes nothing.
+		if _, err := deploy.ConfigFrom(cfg); err != nil {
+			return usageError(err)
+		}
+		optCfg.OpenSM.Enabled = false
+	}
+	opts, err := serveOptions(optCfg, slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	if err != nil {
 		return usageError(err)
 	}
-	srv, err := sm.New(cfg, opts...)
+	srv, err := sm.New(optCfg, opts...)
 	if err != nil {
 		return usageError(err)
 	}
@@ -222,17 +257,34 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 	banner := make(chan struct{})
 	go func() {
 		defer close(banner)
-		printBanner(ctx, cmd.OutOrStdout(), srv, cfg.Output)
+		if !printBanner(ctx, cmd.OutOrStdout(), srv, cfg.Output) {
+			printPublished(ctx, cmd.OutOrStdout(), srv, cfg.Output)
+		}
 	}()
 	err = srv.Run(ctx)
+	stopped := ctx.Err() != nil
 	stop()
 	<-banner
+	if err == nil && stopped {
+		abs, _ := filepath.Abs(filepath.Join(cfg.Output, "current"))
+		fmt.Fprintf(cmd.OutOrStdout(), "nuesm serve: stopped; the tables published last stay in %s\n", abs)
+	}
+	if errors.Is(err, syscall.EADDRINUSE) {
+		err = fmt.Errorf("%w (another nuesm serve? --listen or the configuration's listen names another address)", err)
+	}
 	return err
 }
 
 // dryRun loads what the daemon would route and says what it found.
 func dryRun(w io.Writer, srv *sm.Server, cfg sm.Config) error {
 	res, err := srv.DryRun()
+	if errors.Is(err, fs.ErrNotExist) && cfg.Fabric != "" && cfg.OpenSM.Enabled && cfg.OpenSM.Discover {
+		// The daemon starts without it: discovery writes it first.
+		fmt.Fprintf(w, "fabric:   %s does not exist yet: [opensm] discover writes it at the start\n", cfg.Fabric)
+		fmt.Fprintf(w, "engines:  %s (max %d VLs)\noutput:   %s\n", cfg.Defaults().Engines, cfg.Defaults().MaxVLs, cfg.Output)
+		fmt.Fprintln(w, "configuration valid; nothing routed (dry run)")
+		return nil
+	}
 	if err != nil {
 		return inputError(err)
 	}
@@ -247,19 +299,38 @@ func dryRun(w io.Writer, srv *sm.Server, cfg sm.Config) error {
 
 // printBanner says where the daemon publishes and serves, once it
 // listens, and whether tables are published there yet.
-func printBanner(ctx context.Context, w io.Writer, srv *sm.Server, out string) {
+func printBanner(ctx context.Context, w io.Writer, srv *sm.Server, out string) (published bool) {
 	for srv.Addr() == "" {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 	abs, _ := filepath.Abs(filepath.Join(out, "current"))
 	tables := "tables go to " + abs + " (none published yet)"
-	if p := srv.Status().Published; p != nil {
+	p := srv.Status().Published
+	if p != nil {
 		tables = fmt.Sprintf("tables in %s (generation %d)", abs, p.Generation)
 	}
 	fmt.Fprintf(w, "nuesm serve: %s, metrics at http://%s/metrics, status at http://%s/status (Ctrl-C stops)\n",
 		tables, srv.Addr(), srv.Addr())
+	return p != nil
+}
+
+// printPublished says when the first tables are published, after a
+// banner that said none were.
+func printPublished(ctx context.Context, w io.Writer, srv *sm.Server, out string) {
+	abs, _ := filepath.Abs(filepath.Join(out, "current"))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if p := srv.Status().Published; p != nil {
+			fmt.Fprintf(w, "nuesm serve: generation %d published in %s\n", p.Generation, abs)
+			return
+		}
+	}
 }

@@ -35,7 +35,7 @@ is back (several networks and --rule literal,healed allowed then).
 FR rules: literal (Algorithm 3 as printed) or healed (forward once the
 node's tables are whole again, the text's reading).`,
 		Example: `  nuesm study rsi-fdfr --layer1 BR --supernodes 8 --fail node:s0/n0
-  nuesm study rsi-fdfr --layer1 BR --supernodes 3 --fail link:s0/n0:10 --rule healed
+  nuesm study rsi-fdfr --layer1 BR --supernodes 3 --fail link:s0/n0:8 --rule healed
   nuesm study rsi-fdfr --layer1 BR --supernodes 8 --sweep nodes
   nuesm study rsi-fdfr --layer1 DF,HR,SR,BR --supernodes 8 --sweep nodes --summary --rule literal,healed`,
 		Args: cobra.NoArgs,

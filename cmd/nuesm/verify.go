@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/cdg"
+	"github.com/nuesm/nuesm/fabric"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/routing"
 )
@@ -24,7 +26,7 @@ type verifyFlags struct {
 func newVerifyCmd() *cobra.Command {
 	var vf verifyFlags
 	c := &cobra.Command{
-		Use:   "verify FABRIC TABLES [--sl FILE] [--sl2vl FILE]",
+		Use:   "verify [FABRIC] TABLES [--sl FILE] [--sl2vl FILE]",
 		Short: "Prove forwarding tables safe: delivery, no loops, acyclic CDG per VL",
 		Long: `Verify forwarding tables against a fabric: every connected CA pair is
 delivered, no forwarding loop, no dead end, VLs within the limit, and the
@@ -35,8 +37,10 @@ own), or ibroute / dump_lfts output. nuesm.sl and nuesm.sl2vl (or
 opensm-sl2vl.dump) beside it are read when present, --sl and --sl2vl name
 others; without SLs every path uses SL 0 (one VL). OpenSM's LIDs are mapped to the fabric's by port GUID.
 Without FABRIC the fabric is the set's fabric.topo (or --default). The
-first cycle is printed with switch names and ports. Exit status 1 when the
-tables are not safe.`,
+first cycle is printed with switch names and ports. Exit status 4 when the
+tables are not safe, 3 when they cannot be read. Every switch's own
+packets (port 0) must be delivered too unless --switch-delivery=false:
+ftree promises CA traffic only, and "nuesm route" accepts its tables so.`,
 		Example: `  nuesm verify out/
   nuesm verify fabric.topo out/nuesm.lft --sl out/nuesm.sl --sl2vl out/nuesm.sl2vl
   nuesm verify fabric.topo /var/log/opensm-lfts.dump
@@ -61,9 +65,9 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 	tables := args[len(args)-1]
 	fabricArgs := args[:len(args)-1]
 	if len(args) == 1 && !vf.useDefault {
-		p, ok := lft.FabricPath(tables)
-		if !ok {
-			return usageError(fmt.Errorf("give FABRIC and TABLES, or --default (TABLES has no %s beside it)", lft.FabricFile))
+		p, err := setFabric("TABLES", tables, "give FABRIC and TABLES, or --default")
+		if err != nil {
+			return err
 		}
 		fabricArgs = []string{p}
 	}
@@ -73,6 +77,9 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 	}
 	g := l.Graph
 	r, err := lft.ReadTableSet(tables, g, lft.ReadOptions{SkipUnknownSwitches: vf.skipUnknown, AllowMissingSwitches: vf.allowMissing})
+	if errors.Is(err, lft.ErrUnknownSwitch) {
+		err = fmt.Errorf("%w (tables of another fabric? --skip-unknown-switches ignores the tables of switches %s does not have)", err, l.File)
+	}
 	if err != nil {
 		return inputError(err)
 	}
@@ -102,7 +109,17 @@ func runVerify(cmd *cobra.Command, args []string, vf verifyFlags) error {
 		}
 	}
 	if verr != nil {
+		if vf.switchDelivery && !vf.switchSources && caSafe(g, r, vf) {
+			verr = fmt.Errorf("%w (CA and router traffic alone is safe: tables of an engine that promises only that, such as ftree, pass with --switch-delivery=false)", verr)
+		}
 		return unsafeError(fmt.Errorf("tables are not safe: %w", verr))
 	}
 	return nil
+}
+
+// caSafe reports whether r passes without the switches' own packets:
+// what ftree promises, and what nuesm route accepts from it.
+func caSafe(g *fabric.Graph, r *lft.Routing, vf verifyFlags) bool {
+	_, err := cdg.Verify(g, r, cdg.Options{MaxVLs: vf.vls})
+	return err == nil
 }

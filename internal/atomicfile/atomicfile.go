@@ -64,7 +64,7 @@ func WriteFile(path string, write func(io.Writer) error, perm os.FileMode) (err 
 		return fmt.Errorf("atomicfile: close %s: %w", tmpName, err)
 	}
 	if err := os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("atomicfile: rename %s to %s: %w", tmpName, path, err)
+		return fmt.Errorf("atomicfile: %w", err) // os.LinkError names both paths
 	}
 	done = true
 	if err := syncDir(dir); err != nil {

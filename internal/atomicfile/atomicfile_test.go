@@ -115,3 +115,20 @@ func TestWriteFileRelativePath(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestWriteFileOverDirectory: a path that is a non-empty directory fails
+// the rename; the error names the path once and no temporary file stays.
+func TestWriteFileOverDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := os.MkdirAll(filepath.Join(path, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFile(path, func(w io.Writer) error { _, err := io.WriteString(w, "x"); return err }, 0o644)
+	if err == nil || strings.Count(err.Error(), path) != 1 || !strings.Contains(err.Error(), "rename") {
+		t.Fatalf("err = %v, want the rename's error naming %s once", err, path)
+	}
+	if got := entries(t, dir); len(got) != 1 || got[0] != "f" {
+		t.Errorf("left behind: %v", got)
+	}
+}

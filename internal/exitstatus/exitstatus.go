@@ -6,6 +6,7 @@ package exitstatus
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -73,7 +74,14 @@ func Code(err error) int {
 func MarkUsage(c *cobra.Command) {
 	c.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError(err) })
 	if args := c.Args; args != nil {
-		c.Args = func(cmd *cobra.Command, a []string) error { return UsageError(args(cmd, a)) }
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			err := args(cmd, a)
+			if err != nil && !strings.HasPrefix(err.Error(), "unknown command") {
+				// cobra's "accepts 2 arg(s), received 1" says not which.
+				err = fmt.Errorf("%w (usage: %s)", err, cmd.UseLine())
+			}
+			return UsageError(err)
+		}
 	}
 	for _, sub := range c.Commands() {
 		MarkUsage(sub)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 func TestCode(t *testing.T) {
@@ -28,5 +30,33 @@ func TestCode(t *testing.T) {
 	}
 	if UsageError(nil) != nil || Carried(plain) || !Carried(usage) || !errors.Is(usage, plain) {
 		t.Error("nil is marked, or a mark hides the error it wraps")
+	}
+}
+
+// TestArgCountNamesUsage: a wrong number of arguments is a usage error
+// that shows the command's use line (cobra's own message says only how
+// many it wanted); an unknown subcommand keeps cobra's message.
+func TestArgCountNamesUsage(t *testing.T) {
+	root := &cobra.Command{Use: "tool", Args: cobra.NoArgs, RunE: func(*cobra.Command, []string) error { return nil }}
+	sub := &cobra.Command{Use: "diff OLD NEW", Args: cobra.ExactArgs(2), RunE: func(*cobra.Command, []string) error { return nil }}
+	root.AddCommand(sub)
+	root.SilenceErrors, root.SilenceUsage = true, true
+	MarkUsage(root)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"diff", "a"}, "accepts 2 arg(s), received 1 (usage: tool diff OLD NEW [flags])"},
+		{[]string{"nosuch"}, `unknown command "nosuch" for "tool"`},
+	} {
+		root.SetArgs(c.args)
+		err := root.Execute()
+		if Code(err) != Usage || err.Error() != c.want {
+			t.Errorf("%v: exit %d, %v; want %d, %q", c.args, Code(err), err, Usage, c.want)
+		}
+	}
+	root.SetArgs([]string{"diff", "a", "b"})
+	if err := root.Execute(); err != nil {
+		t.Errorf("two arguments: %v", err)
 	}
 }

@@ -69,6 +69,10 @@ func readConf(path string, args []string) (*osmConf, error) {
 			c.opt["qos"], c.line["qos"] = "TRUE", 0
 			continue
 		}
+		if a == "-V" || a == "-d2" || (a == "-d" && i+1 < len(args) && args[i+1] == "2") {
+			c.opt["-d2"] = "TRUE" // log flushed after every line
+			continue
+		}
 		if k, ok := flags[a]; ok && i+1 < len(args) {
 			c.opt[k], c.line[k] = args[i+1], 0
 			i++
@@ -116,10 +120,22 @@ func (c *osmConf) checkFiles(lfts, policy string) error {
 	if !samePath(c.opt["qos_policy_file"], policy) {
 		errs = append(errs, fmt.Errorf("qos_policy_file %q at %s, expected %s", c.opt["qos_policy_file"], c.where("qos_policy_file"), policy))
 	}
+	if !c.flushesLog() {
+		errs = append(errs, fmt.Errorf("force_log_flush %q at %s, expected TRUE: the deployer waits for OpenSM's log lines, which OpenSM otherwise holds in its buffer",
+			c.opt["force_log_flush"], c.where("force_log_flush")))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w %s: %w", ErrConf, c.path, errors.Join(errs...))
 	}
 	return nil
+}
+
+// flushesLog reports whether OpenSM writes each log line out at once:
+// force_log_flush TRUE, or -d2 or -V on its command line (osm_log.c
+// flushes only error lines otherwise, never the info lines the deployer
+// waits for).
+func (c *osmConf) flushesLog() bool {
+	return c.opt["force_log_flush"] == "TRUE" || c.opt["-d2"] != ""
 }
 
 // sl2vl returns the SL2VL map OpenSM programs on ports of the kind whose
