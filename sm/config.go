@@ -121,7 +121,7 @@ type OpenSMConfig struct {
 	Discover        bool     `toml:"discover"`
 	DiscoverPoll    Duration `toml:"discover_poll"`
 	Rediscover      Duration `toml:"rediscover"`
-	AllowReorder    bool     `toml:"allow_reorder"`
+	AllowReorder    *bool    `toml:"allow_reorder"` // ignored (docs/deploy.md); nil: not set
 	SLChecks        int      `toml:"sl_checks"`
 	SL2VLChecks     int      `toml:"sl2vl_checks"`
 	Apply           string   `toml:"apply"`

@@ -43,10 +43,19 @@ func Plugin(cfg sm.Config, log *slog.Logger, m *sm.Metrics) ([]sm.Option, error)
 	if err != nil {
 		return nil, err
 	}
-	if !cfg.OpenSM.AllowReorder && log != nil {
-		log.Info("opensm.allow_reorder = false cannot be honoured: OpenSM cannot stop hosts injecting, so pairs whose path changes in a rollout may see packets out of order (every state is still proven loop- and deadlock-free)")
+	if note := reorderNote(cfg); note != "" && log != nil {
+		log.Info(note)
 	}
 	return []sm.Option{sm.WithDeployer(Adapter{d})}, nil
+}
+
+// reorderNote says that allow_reorder = false is ignored, to an admin
+// who set it so (unset: nothing to say).
+func reorderNote(cfg sm.Config) string {
+	if r := cfg.OpenSM.AllowReorder; r == nil || *r {
+		return ""
+	}
+	return "opensm.allow_reorder = false cannot be honoured: OpenSM cannot stop hosts injecting, so pairs whose path changes in a rollout may see packets out of order (every state is still proven loop- and deadlock-free)"
 }
 
 // Adapter makes a *Deployer an sm.Deployer.
