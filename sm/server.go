@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -323,14 +324,31 @@ func (s *Server) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	if s.poller != nil {
+	switch {
+	case s.awaitsDiscovery():
+		// Not a failed reroute: the discovery's trigger routes it.
+		s.log.Info("no fabric dump yet: routing once the deployer's discovery writes it", "fabric", s.cfg.Fabric)
+		if s.poller != nil {
+			go s.poller.run(ctx)
+		}
+	case s.poller != nil:
 		go s.poller.run(ctx)
 		s.metrics.countTrigger("start")
 		s.poller.poke("start")
-	} else {
+	default:
 		s.Trigger("start")
 	}
 	return s.loop(ctx, httpErr)
+}
+
+// awaitsDiscovery reports whether the dump does not exist yet and the
+// deployer's discovery writes it ([opensm] discover, docs/deploy.md).
+func (s *Server) awaitsDiscovery() bool {
+	if s.deployer == nil || !s.cfg.OpenSM.Enabled || !s.cfg.OpenSM.Discover || s.cfg.Fabric == "" {
+		return false
+	}
+	_, err := os.Stat(s.cfg.Fabric)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // inflight is a reroute running in its own goroutine.
