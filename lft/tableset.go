@@ -146,19 +146,22 @@ func (ts *TableSet) Keys() map[string]string {
 	return m
 }
 
-// WriteDir writes the set into dir (created if needed), each file
-// atomically (written beside, then renamed), and removes the files of
-// an earlier set that this one does not have: a stale QoS policy would
-// contradict nuesm.sl, a stale OpenSM dump the tables.
+// WriteDir writes the set into dir (created if needed) as one group:
+// every file is written beside its target first, and only then are they
+// renamed into place, so that a failed write leaves an earlier set whole
+// instead of new tables beside old SLs and summary. It then removes the
+// files of an earlier set that this one does not have: a stale QoS
+// policy would contradict nuesm.sl, a stale OpenSM dump the tables.
 func (ts *TableSet) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	files := ts.Files()
-	for _, f := range files {
-		if err := atomicfile.WriteFile(filepath.Join(dir, f.Name), f.Write, 0o644); err != nil {
-			return fmt.Errorf("table set %s: %w", dir, err)
-		}
+	var files []atomicfile.File
+	for _, f := range ts.Files() {
+		files = append(files, atomicfile.File{Name: f.Name, Write: f.Write})
+	}
+	if err := atomicfile.WriteFiles(dir, files, 0o644); err != nil {
+		return fmt.Errorf("table set %s: %w", dir, err)
 	}
 	stale := []string{OpenSMSL2VLFile}
 	if !ts.OpenSMLFTs {

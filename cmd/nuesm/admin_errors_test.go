@@ -401,3 +401,40 @@ func TestServeHelpNamesKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestRouteOverSetKeepsItWhole: a route that cannot write its set into a
+// directory holding an earlier one leaves the earlier set whole (not new
+// LFTs beside old SLs and summary), so that verify, diff and plan read
+// one routing or none.
+func TestRouteOverSetKeepsItWhole(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "ft.topo")
+	if _, _, err := run(t, "gen", "fattree", "--k", "4", "--n", "2", "-o", fab); err != nil {
+		t.Fatal(err)
+	}
+	set := filepath.Join(dir, "set")
+	if _, _, err := run(t, "route", fab, "--engine", "updn", "--compact", "-q", "-o", set); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(set, "nuesm.lft"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(set, "opensm-lfts.dump")
+	if err := os.Mkdir(blocker, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "route", fab, "--engine", "nue", "-q", "-o", set); err == nil {
+		t.Fatal("route over a directory in the way of opensm-lfts.dump: no error")
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(filepath.Join(set, "nuesm.lft"))
+	if err != nil || string(after) != string(before) {
+		t.Fatalf("the earlier set's nuesm.lft changed (%v)", err)
+	}
+	if out, _, err := run(t, "verify", set); err != nil || !strings.Contains(out, "PASS") {
+		t.Fatalf("verify of the earlier set: %v\n%s", err, out)
+	}
+}
