@@ -32,7 +32,7 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 	t0 := time.Now()
 	s.setStatus(func(st *Status) { st.State = "rerouting"; st.LastTrigger = reason })
 	s.log.Info("reroute", "trigger", reason)
-	s.phases = s.phases[:0]
+	s.phases, s.routedJobs = s.phases[:0], 0
 	res, pub, jobs, err := s.rerouteOnce(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("reroute deadline of %s exceeded: %w", s.cfg.RerouteTimeout.Duration, err)
@@ -69,7 +69,7 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 		s.log.Error(msg, "trigger", reason, "err", err, "seconds", dur.Seconds())
 		return
 	}
-	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds(), "phases", strings.Join(s.phases, " "))
+	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds(), "jobs_routed", s.routedJobs, "phases", strings.Join(s.phases, " "))
 }
 
 // publishError is a reroute that routed and verified its tables but could
@@ -111,22 +111,22 @@ func (s *Server) schedulePublishRetry(err error) {
 func (s *Server) phase(name string, f func() error) error {
 	t0 := time.Now()
 	err := f()
-	d := time.Since(t0)
-	s.metrics.phase.WithLabelValues(name).Observe(d.Seconds())
-	s.mark(name, d)
+	s.mark(name, time.Since(t0))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
 
-// mark records a phase's time for the reroute's log line.
+// mark records a phase's time d in its metric and for the reroute's log
+// line, so that both name the same phases (reroutePhases).
 func (s *Server) mark(name string, d time.Duration) {
+	s.metrics.phase.WithLabelValues(name).Observe(d.Seconds())
 	s.phases = append(s.phases, fmt.Sprintf("%s=%.1fms", name, float64(d.Microseconds())/1000))
 }
 
-// timed runs f and records its time for the log line only (its parts
-// have metrics phases of their own).
+// timed runs f as phase name ("repair" spans the repair's own "route"
+// and "verify").
 func (s *Server) timed(name string, f func()) {
 	t0 := time.Now()
 	f()
@@ -153,6 +153,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	g := l.Graph
 	jobs, jobStatus := s.currentJobs(g)
+	s.routedJobs = len(jobs)
 	var res *routing.Result
 	s.timed("repair", func() { res = s.repair(ctx, g, hash, jobs) })
 	full := res == nil
@@ -331,7 +332,6 @@ func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *Publ
 	err := s.phase("publish", func() error { return s.pub.publish(st, files) })
 	_, perr := pl.result()
 	if pl.took > 0 {
-		s.metrics.phase.WithLabelValues("plan").Observe(pl.took.Seconds())
 		s.mark("plan", pl.took)
 	}
 	if perr != nil {
@@ -385,9 +385,9 @@ func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []rou
 	res, err := routing.RouteChain(ctx, g, s.engines, opt)
 	if res != nil {
 		for _, a := range res.Attempts {
-			s.metrics.phase.WithLabelValues("route").Observe(a.Route.Seconds())
+			s.mark("route", a.Route)
 			if a.Report != nil {
-				s.metrics.phase.WithLabelValues("verify").Observe(a.Verify.Seconds())
+				s.mark("verify", a.Verify)
 			}
 		}
 	}

@@ -141,6 +141,8 @@ type Server struct {
 	// phases times the running reroute's phases for its log line (one
 	// reroute runs at a time; written by its goroutine only).
 	phases []string
+	// routedJobs is how many jobs the running reroute routes for.
+	routedJobs int
 
 	mu       sync.Mutex // guards httpAddr
 	httpAddr string
