@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -262,8 +264,9 @@ func newPublishedStatus(l *ibnetdiscover.Loaded, hash string, res *routing.Resul
 // the endpoints whose LIDs the daemon numbered (the dump had none).
 func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *PublishedStatus, assigned int) (string, error) {
 	var old *lft.Routing
+	var why string
 	_ = s.phase("diff", func() error {
-		old = s.readPublished(set.Graph)
+		old, why = s.publishedTables(set.Graph)
 		return nil
 	})
 	if old != nil && lft.Equal(old, set.Routing) && s.publishedIntact() && s.publishedHas(set) && s.publishedSays(set, st.FabricSHA256) {
@@ -271,7 +274,7 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		return resultUnchanged, nil
 	}
 	published := s.handOff(set, assigned)
-	err := s.planAndPublish(ctx, set, st, old)
+	err := s.planAndPublish(ctx, set, st, old, why)
 	if published != nil {
 		published(err)
 	} else if err == nil && s.deployer != nil {
@@ -310,11 +313,12 @@ func (s *Server) handOff(set *lft.TableSet, assigned int) func(error) {
 	}
 }
 
-// planAndPublish plans the update from old (the planner plugin) and
-// publishes the set with plan.json and status.json as a new generation.
-// The planner runs while the tables are written and synced; plan.json,
-// written last, and status.json (the plan's summary) wait for it.
-func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *PublishedStatus, old *lft.Routing) error {
+// planAndPublish plans the update from old (the planner plugin; nil,
+// why says why: publishedTables) and publishes the set with plan.json
+// and status.json as a new generation. The planner runs while the tables
+// are written and synced; plan.json, written last, and status.json (the
+// plan's summary) wait for it.
+func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *PublishedStatus, old *lft.Routing, why string) error {
 	for _, n := range set.OpenSMNotes() {
 		s.log.Warn("OpenSM cannot deliver all of these tables", "note", n)
 	}
@@ -325,9 +329,12 @@ func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *Publ
 			return err
 		}
 		if plan != nil {
+			if old == nil {
+				plan.Summary.Note = joinNote(why, plan.Summary.Note)
+			}
 			st.Plan = &plan.Summary
 		}
-		return writePlan(w, plan, old == nil)
+		return writePlan(w, plan, why)
 	}})
 	err := s.phase("publish", func() error { return s.pub.publish(st, files) })
 	_, perr := pl.result()
@@ -446,13 +453,26 @@ func (s *Server) publishedSays(set *lft.TableSet, hash string) bool {
 }
 
 // readPublished reads the current generation's tables for g, or nil when
-// there are none or they do not fit g (another fabric).
+// there are none or they do not read for g (another fabric, a damaged
+// set).
 func (s *Server) readPublished(g *fabric.Graph) *lft.Routing {
-	r, err := lft.ReadTableSet(s.pub.currentPath(""), g, lft.ReadOptions{})
-	if err != nil {
-		return nil
-	}
+	r, _ := s.publishedTables(g)
 	return r
+}
+
+// publishedTables is readPublished, and without tables why, for the
+// plan's note: nothing published, or what keeps the published tables
+// from reading for g.
+func (s *Server) publishedTables(g *fabric.Graph) (*lft.Routing, string) {
+	cur := s.pub.currentPath("")
+	if _, err := os.Lstat(cur); errors.Is(err, fs.ErrNotExist) {
+		return nil, "nothing published before"
+	}
+	r, err := lft.ReadTableSet(cur, g, lft.ReadOptions{})
+	if err != nil {
+		return nil, fmt.Sprintf("published tables (generation %d) unreadable for this fabric: %v", s.pub.currentGen(), err)
+	}
+	return r, ""
 }
 
 func (s *Server) updateRoutingMetrics(st *PublishedStatus) {
@@ -474,14 +494,15 @@ func (s *Server) updateRoutingMetrics(st *PublishedStatus) {
 	}
 }
 
-// writePlan writes plan.json: the planner's plan, or why there is none.
-func writePlan(w io.Writer, p *PlanResult, initial bool) error {
+// writePlan writes plan.json: the planner's plan, or why there is none
+// (why: why there were no tables to plan from, "" when there were).
+func writePlan(w io.Writer, p *PlanResult, why string) error {
 	if p != nil && p.Write != nil {
 		return p.Write(w)
 	}
 	note := "no update planner configured: apply the tables in one go only on an idle fabric"
-	if initial {
-		note = "initial tables: nothing published before"
+	if why != "" {
+		note = "initial tables: " + why
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
