@@ -44,6 +44,7 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 	s.metrics.reroutes.WithLabelValues(res).Inc()
 	if err == nil {
 		s.metrics.lastSuccess.Set(float64(time.Now().Unix()))
+		s.setProblem("output", "") // the set is published afresh or intact
 	}
 	s.setStatus(func(st *Status) {
 		st.State = "idle"
