@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,11 +32,26 @@ type Batch struct {
 	Ops []Op  `json:"ops"`
 }
 
-// Result is the answer to one Op: the GetResp's data (hex), or an error.
+// Result is the answer to one Op: the GetResp's data (hex), or an error;
+// NoAnswer marks an error that is ErrTimeout (no answer after every try),
+// which the error's text alone cannot carry across the pipe.
 type Result struct {
-	Data string `json:"data,omitempty"`
-	Err  string `json:"err,omitempty"`
+	Data     string `json:"data,omitempty"`
+	Err      string `json:"err,omitempty"`
+	NoAnswer bool   `json:"no_answer,omitempty"`
 }
+
+// ResultError is a Result's error on the deployer's side; it is
+// ErrTimeout when the agent got no answer.
+type ResultError struct {
+	Msg      string
+	NoAnswer bool
+}
+
+func (e *ResultError) Error() string { return e.Msg }
+
+// Is makes errors.Is(err, ErrTimeout) hold for an SMP that got no answer.
+func (e *ResultError) Is(target error) bool { return e.NoAnswer && target == ErrTimeout }
 
 // Reply answers a batch, its results in the order of its ops.
 type Reply struct {
@@ -87,7 +103,7 @@ func runBatch(ctx context.Context, ops []Op, do Doer, parallel int) []Result {
 			defer func() { <-sem; wg.Done() }()
 			r, err := do(ctx, req)
 			if err != nil {
-				res[i].Err = err.Error()
+				res[i].Err, res[i].NoAnswer = err.Error(), errors.Is(err, ErrTimeout)
 				return
 			}
 			res[i].Data = hex.EncodeToString(r.Data[:])
@@ -128,7 +144,7 @@ func GetOp(attr uint16, mod uint32, path string) Op {
 func (r *Result) Bytes() ([DataSize]byte, error) {
 	var d [DataSize]byte
 	if r.Err != "" {
-		return d, fmt.Errorf("%s", r.Err)
+		return d, &ResultError{Msg: r.Err, NoAnswer: r.NoAnswer}
 	}
 	b, err := hex.DecodeString(r.Data)
 	if err != nil || len(b) != DataSize {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,34 @@ func TestServe(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(lines[1]), &rep); err != nil || !strings.Contains(rep.Err, "reading a batch") {
 		t.Errorf("answer to a bad line: %q (%v)", lines[1], err)
+	}
+}
+
+// TestServeNoAnswerCrossesThePipe: an SMP that got no answer is
+// ErrTimeout on the deployer's side too (the agent's error crosses a
+// pipe as text), so that the deployer can tell a switch that does not
+// answer from other failures; another error is not.
+func TestServeNoAnswerCrossesThePipe(t *testing.T) {
+	do := func(_ context.Context, r Request) (Response, error) {
+		if r.Path.String() == "0,9" {
+			return Response{}, fmt.Errorf("%w: %w: the port reported status 110", ErrTimeout, ErrDropped)
+		}
+		return Response{}, errors.New("bad status 7")
+	}
+	batch, _ := json.Marshal(Batch{ID: 1, Ops: []Op{GetOp(AttrLinearForwardTable, 0, "0,9"), GetOp(AttrLinearForwardTable, 0, "0,1")}})
+	var out bytes.Buffer
+	if err := Serve(context.Background(), strings.NewReader(string(batch)+"\n"), &out, do, 1); err != nil {
+		t.Fatal(err)
+	}
+	var rep Reply
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || len(rep.Results) != 2 {
+		t.Fatalf("answer %q: %v", out.String(), err)
+	}
+	_, err := rep.Results[0].Bytes()
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "dropped on its route") {
+		t.Errorf("no answer: %v, want ErrTimeout with the agent's text", err)
+	}
+	if _, err := rep.Results[1].Bytes(); err == nil || errors.Is(err, ErrTimeout) {
+		t.Errorf("other failure: %v, want an error that is not ErrTimeout", err)
 	}
 }

@@ -195,7 +195,7 @@ func (d *Deployer) smpWrite(ctx context.Context, g *fabric.Graph, got, next *lft
 	for i, ref := range refs {
 		data, err := res[i].Bytes()
 		if err != nil {
-			return fmt.Errorf("%w: switch %s block %d: %v", ErrSMPAgent, g.SwitchName(ref.s), ref.block, err)
+			return fmt.Errorf("%w: switch %s block %d: %w", ErrSMPAgent, g.SwitchName(ref.s), ref.block, err)
 		}
 		got.SetBlock(ref.s, ref.block, data[:])
 		// The answer to a Set is what the switch holds: it must be the
@@ -222,7 +222,7 @@ func (d *Deployer) smpReadAgain(ctx context.Context, g *fabric.Graph, got, next 
 	for i, w := range writes {
 		data, err := res[i].Bytes()
 		if err != nil {
-			return nil, fmt.Errorf("%w: switch %s block %d: %v", ErrSMPAgent, g.SwitchName(w.s), w.block, err)
+			return nil, fmt.Errorf("%w: switch %s block %d: %w", ErrSMPAgent, g.SwitchName(w.s), w.block, err)
 		}
 		got.SetBlock(w.s, w.block, data[:])
 		if blockOf(got, w.s, w.block) != blockOf(next, w.s, w.block) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/umad"
 	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/plan"
 )
@@ -99,7 +100,7 @@ func (d *Deployer) writeStep(ctx context.Context, ev StepEvent, s *plan.Step, t0
 			}
 			return d.stageStep(g, next, t0, false)
 		})
-		return got, tApply, err
+		return got, tApply, d.yieldUnanswered(err)
 	}
 	if err := d.stageStep(g, next, t0, true); err != nil {
 		return nil, time.Time{}, err
@@ -108,10 +109,20 @@ func (d *Deployer) writeStep(ctx context.Context, ev StepEvent, s *plan.Step, t0
 	tApply := time.Now()
 	if lftOnly {
 		got, err := d.applySMP(ctx, g, cur, next, nil)
-		return got, tApply, err
+		return got, tApply, d.yieldUnanswered(err)
 	}
 	got, err := d.apply(ctx, g, next)
 	return got, tApply, err
+}
+
+// yieldUnanswered turns SMPs written without an answer (after every
+// try: a switch gone, or a link on its route) into errNewer when a newer
+// generation is published meanwhile, as apply does for a read-back.
+func (d *Deployer) yieldUnanswered(err error) error {
+	if errors.Is(err, umad.ErrTimeout) && d.newer() {
+		return fmt.Errorf("%w while the step's SMPs got no answer: %w", errNewer, err)
+	}
+	return err
 }
 
 // stageStep writes the step's files and, withState, state.json (Staged
