@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nuesm/nuesm/lft"
 	"github.com/nuesm/nuesm/topo"
 )
 
@@ -205,4 +206,34 @@ func TestHealthzNothingPublished(t *testing.T) {
 	if strings.Contains(log.String(), "stay published") || !strings.Contains(log.String(), "no tables are published") {
 		t.Fatalf("log:\n%s", log.String())
 	}
+}
+
+// TestHealthzDamagedAtStart: a published generation found damaged at
+// start fails /healthz from the start, also while the first reroute runs
+// (held at a gate), until a generation is published afresh.
+func TestHealthzDamagedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	fab := filepath.Join(dir, "fabric.topo")
+	tp, err := topo.Torus([]int{3, 3}, 1, false)
+	writeFabric(t, fab, tp, err)
+	name, g := newGate(t)
+	cfg := Config{Fabric: fab, Output: filepath.Join(dir, "out"), Engines: name}
+	s, stop := serve(t, cfg)
+	waitFor(t, s, "publish", func(st Status) bool { return st.Published != nil && st.Published.Generation == 1 && st.State == "idle" })
+	stop()
+	truncateLFTs(t, filepath.Join(cfg.Output, genName(1)))
+
+	g.close(false)
+	s, _ = serve(t, cfg)
+	g.awaitHeld(t)
+	lfts := filepath.Join(cfg.Output, "current", lft.CompactLFTsFile)
+	if c, body := healthz(s); c != http.StatusServiceUnavailable || !strings.Contains(body, lfts+" changed after it was published") {
+		t.Errorf("/healthz during the first reroute after a restart on a damaged generation: %d %q", c, body)
+	}
+	g.reopen()
+	waitFor(t, s, "published afresh", func(st Status) bool { return st.Published.Generation == 2 && st.State == "idle" })
+	if c, body := healthz(s); c != http.StatusOK {
+		t.Errorf("/healthz once published afresh: %d %q", c, body)
+	}
+	checkPublished(t, cfg.Output)
 }

@@ -14,6 +14,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
+// reroutePhases are the phases a reroute is timed in, in their order:
+// nuesm_reroute_phase_duration_seconds{phase} and the "reroute done" log
+// line's phases name the same ones. A repaired or kept routing times
+// its own route and verify within repair.
+var reroutePhases = []string{"parse", "jobs", "repair", "route", "verify", "measure", "diff", "publish", "plan"}
+
 // Metrics are the daemon's Prometheus metrics, on a registry of their own
 // (names nuesm_<subsystem>_<name>_<unit>, STYLE.md).
 type Metrics struct {
@@ -62,9 +68,10 @@ func NewMetrics() *Metrics {
 		Help: "Duration of whole reroutes.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 16)})
 	f(m.duration)
 	m.phase = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "nuesm_reroute_phase_duration_seconds",
-		Help: "Duration of each reroute phase.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 20)}, []string{"phase"})
+		Help:    "Duration of each reroute phase (" + strings.Join(reroutePhases, ", ") + "; repair spans the repair's route and verify), as the reroute's log line lists them.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 20)}, []string{"phase"})
 	f(m.phase)
-	for _, ph := range []string{"parse", "jobs", "route", "verify", "diff", "plan", "publish"} {
+	for _, ph := range reroutePhases {
 		m.phase.WithLabelValues(ph) // export every phase from the start
 	}
 	m.switches = gauge("nuesm_fabric_switches", "Switches in the routed fabric.")

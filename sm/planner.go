@@ -67,9 +67,12 @@ func (pl planner) Plan(ctx context.Context, g *fabric.Graph, old, new *lft.Routi
 		DrainPhases: m.DrainPhases, Verified: verr == nil && rep != nil && rep.OK(), Note: note}
 	// Compact JSON: a plan lists every LFT write, and the first
 	// publication of a large fabric writes every entry.
-	return &PlanResult{Summary: sum, Write: func(w io.Writer) error {
+	res := &PlanResult{Summary: sum}
+	res.Write = func(w io.Writer) error {
+		pj.Note = res.Summary.Note
 		return json.NewEncoder(w).Encode(pj)
-	}}, nil
+	}
+	return res, nil
 }
 
 // buildPlan returns the plan from old (nil: nothing published) to new, the
@@ -81,7 +84,7 @@ func buildPlan(ctx context.Context, g *fabric.Graph, old, new *lft.Routing, opt 
 			return nil, nil, "", err
 		}
 		p.MaxVLs = opt.MaxVLs
-		return p, plan.Empty(g), "initial tables: nothing published before (or only for another fabric): SL2VL tables and SLs first, then every LFT entry at once", nil
+		return p, plan.Empty(g), "initial tables, planned from empty tables: SL2VL tables and SLs first, then every LFT entry at once", nil
 	}
 	p, err := plan.Build(ctx, g, old, new, opt)
 	if ctx.Err() != nil {

@@ -17,6 +17,8 @@ type Planner interface {
 }
 
 // PlanResult is an update plan: its summary and its full text (plan.json).
+// Write writes Summary.Note as the plan's note, so that the daemon can
+// add to it what only it knows (why there were no tables to plan from).
 type PlanResult struct {
 	Summary PlanSummary
 	Write   func(io.Writer) error

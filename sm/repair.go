@@ -155,7 +155,7 @@ func (s *Server) verifyKept(g *fabric.Graph, e routing.Engine, r *lft.Routing, s
 	t0 := time.Now()
 	rep, next, err := routing.VerifyState(g, r, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, st)
 	tv := time.Since(t0)
-	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
+	s.mark("verify", tv)
 	if err != nil {
 		return nil, err
 	}
@@ -223,8 +223,8 @@ func (s *Server) repairFrom(ctx context.Context, g *fabric.Graph, e routing.Engi
 	t1 := time.Now()
 	rep, next, err := routing.VerifyState(g, r, e, routing.Options{MaxVLs: s.cfg.MaxVLs}, src.st)
 	tv := time.Since(t1)
-	s.metrics.phase.WithLabelValues("route").Observe(tr.Seconds())
-	s.metrics.phase.WithLabelValues("verify").Observe(tv.Seconds())
+	s.mark("route", tr)
+	s.mark("verify", tv)
 	if err != nil {
 		s.log.Warn("the repaired tables do not verify; full reroute", "err", err)
 		return nil

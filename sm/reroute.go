@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -32,7 +34,7 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 	t0 := time.Now()
 	s.setStatus(func(st *Status) { st.State = "rerouting"; st.LastTrigger = reason })
 	s.log.Info("reroute", "trigger", reason)
-	s.phases = s.phases[:0]
+	s.phases, s.routedJobs = s.phases[:0], 0
 	res, pub, jobs, err := s.rerouteOnce(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("reroute deadline of %s exceeded: %w", s.cfg.RerouteTimeout.Duration, err)
@@ -42,6 +44,7 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 	s.metrics.reroutes.WithLabelValues(res).Inc()
 	if err == nil {
 		s.metrics.lastSuccess.Set(float64(time.Now().Unix()))
+		s.setProblem("output", "") // the set is published afresh or intact
 	}
 	s.setStatus(func(st *Status) {
 		st.State = "idle"
@@ -69,7 +72,7 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 		s.log.Error(msg, "trigger", reason, "err", err, "seconds", dur.Seconds())
 		return
 	}
-	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds(), "phases", strings.Join(s.phases, " "))
+	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds(), "jobs_routed", s.routedJobs, "phases", strings.Join(s.phases, " "))
 }
 
 // publishError is a reroute that routed and verified its tables but could
@@ -111,22 +114,22 @@ func (s *Server) schedulePublishRetry(err error) {
 func (s *Server) phase(name string, f func() error) error {
 	t0 := time.Now()
 	err := f()
-	d := time.Since(t0)
-	s.metrics.phase.WithLabelValues(name).Observe(d.Seconds())
-	s.mark(name, d)
+	s.mark(name, time.Since(t0))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
 
-// mark records a phase's time for the reroute's log line.
+// mark records a phase's time d in its metric and for the reroute's log
+// line, so that both name the same phases (reroutePhases).
 func (s *Server) mark(name string, d time.Duration) {
+	s.metrics.phase.WithLabelValues(name).Observe(d.Seconds())
 	s.phases = append(s.phases, fmt.Sprintf("%s=%.1fms", name, float64(d.Microseconds())/1000))
 }
 
-// timed runs f and records its time for the log line only (its parts
-// have metrics phases of their own).
+// timed runs f as phase name ("repair" spans the repair's own "route"
+// and "verify").
 func (s *Server) timed(name string, f func()) {
 	t0 := time.Now()
 	f()
@@ -153,6 +156,7 @@ func (s *Server) rerouteOnce(ctx context.Context) (string, *PublishedStatus, []J
 	}
 	g := l.Graph
 	jobs, jobStatus := s.currentJobs(g)
+	s.routedJobs = len(jobs)
 	var res *routing.Result
 	s.timed("repair", func() { res = s.repair(ctx, g, hash, jobs) })
 	full := res == nil
@@ -261,8 +265,9 @@ func newPublishedStatus(l *ibnetdiscover.Loaded, hash string, res *routing.Resul
 // the endpoints whose LIDs the daemon numbered (the dump had none).
 func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *PublishedStatus, assigned int) (string, error) {
 	var old *lft.Routing
+	var why string
 	_ = s.phase("diff", func() error {
-		old = s.readPublished(set.Graph)
+		old, why = s.publishedTables(set.Graph)
 		return nil
 	})
 	if old != nil && lft.Equal(old, set.Routing) && s.publishedIntact() && s.publishedHas(set) && s.publishedSays(set, st.FabricSHA256) {
@@ -270,7 +275,7 @@ func (s *Server) publishSet(ctx context.Context, set *lft.TableSet, st *Publishe
 		return resultUnchanged, nil
 	}
 	published := s.handOff(set, assigned)
-	err := s.planAndPublish(ctx, set, st, old)
+	err := s.planAndPublish(ctx, set, st, old, why)
 	if published != nil {
 		published(err)
 	} else if err == nil && s.deployer != nil {
@@ -309,11 +314,12 @@ func (s *Server) handOff(set *lft.TableSet, assigned int) func(error) {
 	}
 }
 
-// planAndPublish plans the update from old (the planner plugin) and
-// publishes the set with plan.json and status.json as a new generation.
-// The planner runs while the tables are written and synced; plan.json,
-// written last, and status.json (the plan's summary) wait for it.
-func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *PublishedStatus, old *lft.Routing) error {
+// planAndPublish plans the update from old (the planner plugin; nil,
+// why says why: publishedTables) and publishes the set with plan.json
+// and status.json as a new generation. The planner runs while the tables
+// are written and synced; plan.json, written last, and status.json (the
+// plan's summary) wait for it.
+func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *PublishedStatus, old *lft.Routing, why string) error {
 	for _, n := range set.OpenSMNotes() {
 		s.log.Warn("OpenSM cannot deliver all of these tables", "note", n)
 	}
@@ -324,14 +330,16 @@ func (s *Server) planAndPublish(ctx context.Context, set *lft.TableSet, st *Publ
 			return err
 		}
 		if plan != nil {
+			if old == nil {
+				plan.Summary.Note = joinNote(why, plan.Summary.Note)
+			}
 			st.Plan = &plan.Summary
 		}
-		return writePlan(w, plan, old == nil)
+		return writePlan(w, plan, why)
 	}})
 	err := s.phase("publish", func() error { return s.pub.publish(st, files) })
 	_, perr := pl.result()
 	if pl.took > 0 {
-		s.metrics.phase.WithLabelValues("plan").Observe(pl.took.Seconds())
 		s.mark("plan", pl.took)
 	}
 	if perr != nil {
@@ -385,9 +393,9 @@ func (s *Server) routeAndVerify(ctx context.Context, g *fabric.Graph, jobs []rou
 	res, err := routing.RouteChain(ctx, g, s.engines, opt)
 	if res != nil {
 		for _, a := range res.Attempts {
-			s.metrics.phase.WithLabelValues("route").Observe(a.Route.Seconds())
+			s.mark("route", a.Route)
 			if a.Report != nil {
-				s.metrics.phase.WithLabelValues("verify").Observe(a.Verify.Seconds())
+				s.mark("verify", a.Verify)
 			}
 		}
 	}
@@ -446,13 +454,26 @@ func (s *Server) publishedSays(set *lft.TableSet, hash string) bool {
 }
 
 // readPublished reads the current generation's tables for g, or nil when
-// there are none or they do not fit g (another fabric).
+// there are none or they do not read for g (another fabric, a damaged
+// set).
 func (s *Server) readPublished(g *fabric.Graph) *lft.Routing {
-	r, err := lft.ReadTableSet(s.pub.currentPath(""), g, lft.ReadOptions{})
-	if err != nil {
-		return nil
-	}
+	r, _ := s.publishedTables(g)
 	return r
+}
+
+// publishedTables is readPublished, and without tables why, for the
+// plan's note: nothing published, or what keeps the published tables
+// from reading for g.
+func (s *Server) publishedTables(g *fabric.Graph) (*lft.Routing, string) {
+	cur := s.pub.currentPath("")
+	if _, err := os.Lstat(cur); errors.Is(err, fs.ErrNotExist) {
+		return nil, "nothing published before"
+	}
+	r, err := lft.ReadTableSet(cur, g, lft.ReadOptions{})
+	if err != nil {
+		return nil, fmt.Sprintf("published tables (generation %d) unreadable for this fabric: %v", s.pub.currentGen(), err)
+	}
+	return r, ""
 }
 
 func (s *Server) updateRoutingMetrics(st *PublishedStatus) {
@@ -474,14 +495,15 @@ func (s *Server) updateRoutingMetrics(st *PublishedStatus) {
 	}
 }
 
-// writePlan writes plan.json: the planner's plan, or why there is none.
-func writePlan(w io.Writer, p *PlanResult, initial bool) error {
+// writePlan writes plan.json: the planner's plan, or why there is none
+// (why: why there were no tables to plan from, "" when there were).
+func writePlan(w io.Writer, p *PlanResult, why string) error {
 	if p != nil && p.Write != nil {
 		return p.Write(w)
 	}
 	note := "no update planner configured: apply the tables in one go only on an idle fabric"
-	if initial {
-		note = "initial tables: nothing published before"
+	if why != "" {
+		note = "initial tables: " + why
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

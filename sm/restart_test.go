@@ -145,11 +145,13 @@ func TestRestartDamagedPublished(t *testing.T) {
 		log    string // why the tables are not kept, in other text
 		// a file differs from its checksum: the log says so at start
 		damaged bool
+		// generation 2's plan.json says so: it was planned from no tables
+		unreadable bool
 	}{
-		{"nuesm.lft truncated", truncateLFTs, "published tables unreadable", true},
-		{"fabric.topo missing", func(t *testing.T, dir string) { remove(t, filepath.Join(dir, lft.FabricFile)) }, "published dump unreadable", true},
-		{"fabric.topo unparsable", func(t *testing.T, dir string) { rewrite(t, filepath.Join(dir, lft.FabricFile), "not a dump\n") }, "published dump unreadable", true},
-		{"tables with a loop", loopTables, "published tables do not verify", false},
+		{"nuesm.lft truncated", truncateLFTs, "published tables unreadable", true, true},
+		{"fabric.topo missing", func(t *testing.T, dir string) { remove(t, filepath.Join(dir, lft.FabricFile)) }, "published dump unreadable", true, false},
+		{"fabric.topo unparsable", func(t *testing.T, dir string) { rewrite(t, filepath.Join(dir, lft.FabricFile), "not a dump\n") }, "published dump unreadable", true, false},
+		{"tables with a loop", loopTables, "published tables do not verify", false, false},
 	} {
 		for _, other := range []bool{false, true} {
 			name := tc.what
@@ -163,7 +165,11 @@ func TestRestartDamagedPublished(t *testing.T) {
 					writeText(t, fab, reorderedDump(t, fab))
 				}
 				var log logBuffer
-				s, st, stop := restarted(t, cfg, WithLogger(log.logger()))
+				opts := []Option{WithLogger(log.logger())}
+				if other { // plan.json by the planner; else its note without one
+					opts = append(opts, WithPlanner(NewPlanner(0)))
+				}
+				s, st, stop := restarted(t, cfg, opts...)
 				stop()
 				if st.LastResult != resultPublished || st.Published == nil || st.Published.Generation != 2 || st.Published.Engine != "nue" {
 					t.Fatalf("%s %q, published %+v; expected generation 2 by nue", st.LastResult, st.LastError, st.Published)
@@ -178,6 +184,7 @@ func TestRestartDamagedPublished(t *testing.T) {
 					t.Errorf("damaged files: %v, yet the log says otherwise:\n%s", tc.damaged, log.String())
 				}
 				checkPublished(t, out)
+				checkPlanNote(t, out, tc.unreadable)
 			})
 		}
 	}
@@ -328,5 +335,24 @@ func rewrite(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// checkPlanNote checks generation 2's plan.json: planned from no tables
+// when generation 1's were unreadable, and saying so, not that nothing
+// was published before.
+func checkPlanNote(t *testing.T, out string, unreadable bool) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, genName(2), planFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct{ Note string }
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Contains(p.Note, "published tables (generation 1) unreadable for this fabric: lft: ")
+	if said != unreadable || strings.Contains(p.Note, "nothing published before") {
+		t.Errorf("plan.json note %q; generation 1's tables unreadable: %v", p.Note, unreadable)
 	}
 }

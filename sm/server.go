@@ -141,6 +141,8 @@ type Server struct {
 	// phases times the running reroute's phases for its log line (one
 	// reroute runs at a time; written by its goroutine only).
 	phases []string
+	// routedJobs is how many jobs the running reroute routes for.
+	routedJobs int
 
 	mu       sync.Mutex // guards httpAddr
 	httpAddr string
@@ -217,6 +219,10 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		s.metrics.generation.Set(float64(cur.Generation))
 		if s.damaged = s.pub.check(cur.Generation); s.damaged != nil {
 			s.log.Warn("published generation damaged; a reroute publishes afresh", "generation", cur.Generation, "err", s.damaged)
+			// A problem from the start, in watch's words (so that its
+			// first idle check does not trigger again), not only
+			// after the first reroute, which may be long.
+			s.setProblem("output", s.damaged.Error())
 		}
 	}
 	return s, nil

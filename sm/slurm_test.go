@@ -167,7 +167,8 @@ func TestSLURMAnswerLimits(t *testing.T) {
 
 // TestSLURMUnknownHosts: hosts of running jobs that are not on the fabric
 // are listed in /status and counted by nuesm_slurm_unknown_hosts (a job
-// on them is routed without them, or left out), and go when the jobs end.
+// on them is routed without them, or left out), and go when the jobs end;
+// the reroute's log line says how many jobs it routed for.
 func TestSLURMUnknownHosts(t *testing.T) {
 	dir := t.TempDir()
 	fab := filepath.Join(dir, "fabric.topo")
@@ -184,7 +185,8 @@ func TestSLURMUnknownHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMetrics()
-	s := start(t, cfg, WithJobSource(src), WithMetrics(m))
+	var log logBuffer
+	s := start(t, cfg, WithJobSource(src), WithMetrics(m), WithLogger(log.logger()))
 	st := waitFor(t, s, "published with the jobs", func(st Status) bool { return st.Published != nil && len(st.Jobs) > 0 })
 	if want := []string{"login1", "login2"}; !slices.Equal(st.SLURMUnknownHosts, want) {
 		t.Errorf("unknown hosts %v, want %v", st.SLURMUnknownHosts, want)
@@ -198,6 +200,10 @@ func TestSLURMUnknownHosts(t *testing.T) {
 	}
 	s.Trigger("test")
 	st = waitFor(t, s, "rerouted for one job", func(st Status) bool { return len(st.Jobs) == 1 && st.State == "idle" })
+	poll(t, "the reroute's log line", func() bool { return strings.Count(log.String(), `msg="reroute done"`) == int(st.Reroutes) })
+	if last := log.String()[strings.LastIndex(log.String(), `msg="reroute done"`):]; !strings.Contains(last, " jobs_routed=1 ") {
+		t.Errorf("reroute for one job logged %q", strings.TrimSpace(last))
+	}
 	if st.SLURMUnknownHosts != nil || metricValue(t, m, "nuesm_slurm_unknown_hosts") != 0 {
 		t.Errorf("after the jobs on unknown hosts ended: %v, gauge %v", st.SLURMUnknownHosts, metricValue(t, m, "nuesm_slurm_unknown_hosts"))
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/nuesm/nuesm/internal/exitstatus"
 )
 
-// TestExitCodes: the command line's mistakes exit 2 in every subcommand,
-// as nuesm's do, and what the input or the simulation gets wrong exits 1
-// (exitHelp, which --help shows).
+// TestExitCodes: flitsim sorts its errors as nuesm does (exitHelp, which
+// --help shows): the command line's mistakes exit 2 in every subcommand,
+// an unreadable input 3, unsafe tables 4 and anything else 1.
 func TestExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.topo")
@@ -46,10 +46,13 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"merge", dir}, exitstatus.Usage}, // no -o
 		{[]string{"merge", dir, "-o", out, "--plots", "gif"}, exitstatus.Usage},
 		{[]string{"summary"}, exitstatus.Usage},
-		{[]string{"run", filepath.Join(dir, "nosuch.topo")}, exitstatus.Failure},
-		{[]string{"run", garbage}, exitstatus.Failure},
-		{[]string{"merge", filepath.Join(dir, "nosuch"), "-o", out}, exitstatus.Failure},
-		{[]string{"summary", filepath.Join(dir, "nosuch")}, exitstatus.Failure},
+		{[]string{"run", filepath.Join(dir, "nosuch.topo")}, exitstatus.Input},
+		{[]string{"run", garbage}, exitstatus.Input},
+		{[]string{"run", "--default", "--lfts", filepath.Join(dir, "nosuch")}, exitstatus.Input},
+		{[]string{"merge", filepath.Join(dir, "nosuch"), "-o", out}, exitstatus.Input},
+		{[]string{"summary", filepath.Join(dir, "nosuch")}, exitstatus.Input},
+		{[]string{"run", "--gen", "ring", "--engine", "minhop"}, exitstatus.Unsafe}, // the verifier refuses its tables
+		{append([]string{"run", "--cycles", "300", "--warmup", "100", "--json", filepath.Join(garbage, "out.json")}, torus...), exitstatus.Failure},
 	} {
 		_, _, err := run(t, c.args...)
 		if got := exitCode(err); got != c.code {

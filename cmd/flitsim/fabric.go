@@ -51,6 +51,7 @@ func load(ctx context.Context, w io.Writer, args []string, ff fabricFlags) (*loa
 	}
 	if ff.lfts != "" {
 		l.r, err = lft.ReadTableSet(ff.lfts, l.g, lft.ReadOptions{})
+		err = inputError(err)
 		if err == nil {
 			l.r.Engine = "tables " + ff.lfts
 			err = checkTables(w, l, ff)
@@ -103,7 +104,7 @@ func loadFabric(w io.Writer, args []string, ff fabricFlags) (*loaded, error) {
 			ld, err = ibnetdiscover.LoadFileLimited(args[0], limit)
 		}
 		if err != nil {
-			return nil, err
+			return nil, inputError(err)
 		}
 		f, l.name, l.g = ld.Fabric, ld.File, ld.Graph
 		if ld.AssignedLIDs > 0 {
@@ -145,7 +146,7 @@ func checkTables(w io.Writer, l *loaded, ff fabricFlags) error {
 		fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", ff.lfts, err)
 		return nil
 	}
-	return fmt.Errorf("%s: tables fail verification (give --unsafe to simulate them anyway): %w", ff.lfts, err)
+	return unsafeError(fmt.Errorf("%s: tables fail verification (give --unsafe to simulate them anyway): %w", ff.lfts, err))
 }
 
 // route runs the engine chain. With --unsafe the first engine that
@@ -177,7 +178,7 @@ func route(ctx context.Context, w io.Writer, g *fabric.Graph, ff fabricFlags) (*
 	}
 	res, err := routing.RouteUnverified(ctx, g, engines, opt)
 	if err != nil {
-		return nil, fmt.Errorf("no engine produced tables: %w", err)
+		return nil, unsafeError(fmt.Errorf("no engine produced tables: %w", err))
 	}
 	if a := res.Attempts[len(res.Attempts)-1]; a.Err != nil {
 		fmt.Fprintf(w, "warning: %s: simulating tables that fail verification: %v\n", a.Engine, a.Err)

@@ -39,7 +39,7 @@ Examples:
   flitsim run --gen torus --gen-param dims=8x8 --engine dor --vls 2 --traffic uniform --load 0.5
   flitsim run fabric.topo --lfts out/ --traffic shift --json result.json
   # min-hop on a ring is not deadlock-free: --unsafe simulates it anyway,
-  # and the run stops at the deadlock with its cycle of buffers (exit 1)
+  # and the run stops at the deadlock with its cycle of buffers (exit 4)
   flitsim run --gen ring --gen-param switches=5 --engine minhop --unsafe --traffic uniform --load 1 \
       --switching vct --queueing fifo --packet-flits 4 --buffer-flits 4
 

@@ -120,14 +120,14 @@ func TestRunTables(t *testing.T) {
 func TestRunDeadlock(t *testing.T) {
 	out, stderr, err := run(t, "run", "--gen", "ring", "--gen-param", "switches=5", "--engine", "minhop", "--unsafe",
 		"--traffic", "uniform", "--load", "1", "--queueing", "fifo", "--packet-flits", "4", "--buffer-flits", "4", "--cycles", "30000")
-	if !errors.Is(err, flitsim.ErrDeadlock) || exitCode(err) != exitstatus.Failure {
-		t.Fatalf("err = %v (exit %d), want a deadlock (exit 1)", err, exitCode(err))
+	if !errors.Is(err, flitsim.ErrDeadlock) || exitCode(err) != exitstatus.Unsafe {
+		t.Fatalf("err = %v (exit %d), want a deadlock (exit 4)", err, exitCode(err))
 	}
 	if !strings.Contains(stderr, "fail verification") || !strings.Contains(out, `DEADLOCK`) || !strings.Contains(out, `"ring r0"`) {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", out, stderr)
 	}
 	// Without --unsafe the verifier refuses MinHop's tables on a ring.
-	if _, _, err := run(t, "run", "--gen", "ring", "--engine", "minhop"); !errors.Is(err, routing.ErrChainFailed) || exitCode(err) != exitstatus.Failure {
+	if _, _, err := run(t, "run", "--gen", "ring", "--engine", "minhop"); !errors.Is(err, routing.ErrChainFailed) || exitCode(err) != exitstatus.Unsafe {
 		t.Errorf("minhop without --unsafe: exit %d, %v", exitCode(err), err)
 	}
 }

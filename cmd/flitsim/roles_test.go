@@ -138,7 +138,7 @@ func TestRunRoles(t *testing.T) {
 		}
 	}
 	if _, _, err := run(t, "run", "--gen", "torus", "--gen-param", "dims=4x4", "--gen-param", "hosts=1", "--engine", "dor",
-		"--traffic", "io", "--roles", path, "--no-bound"); err == nil || exitCode(err) != exitstatus.Failure {
-		t.Errorf("roles of an 8x8 torus on 4x4: exit %d, %v; want a failure (exit 1), the file's content is no flag", exitCode(err), err)
+		"--traffic", "io", "--roles", path, "--no-bound"); err == nil || exitCode(err) != exitstatus.Input {
+		t.Errorf("roles of an 8x8 torus on 4x4: exit %d, %v; want an input error (exit 3), the file's content is no flag", exitCode(err), err)
 	}
 }

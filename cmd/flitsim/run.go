@@ -266,7 +266,7 @@ func (rf *runFlags) workload(l *loaded, n *flitsim.Network) (flitsim.Traffic, er
 	case flitsim.IO:
 		if rf.roles != "" {
 			tr.IONode, err = rolesIONodes(rf.roles, n)
-			err = failure(err) // the roles file's content, not a flag
+			err = inputError(err) // the roles file's content, not a flag
 		} else {
 			tr.IONode, err = n.IONodesEvery(rf.ioEvery)
 		}
@@ -365,7 +365,7 @@ func runRun(cmd *cobra.Command, args []string, rf runFlags) error {
 	}
 	if dl != nil {
 		// The table shows the cycle; keep the error short.
-		return fmt.Errorf("deadlock at cycle %d (wait-for cycle of %d buffers): %w", dl.Cycle, len(dl.Resources), flitsim.ErrDeadlock)
+		return unsafeError(fmt.Errorf("deadlock at cycle %d (wait-for cycle of %d buffers): %w", dl.Cycle, len(dl.Resources), flitsim.ErrDeadlock))
 	}
 	return nil
 }

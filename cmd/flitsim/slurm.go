@@ -80,7 +80,7 @@ same files a local sweep writes.`,
 			}
 			doc, err := flitsim.MergePointFiles(args)
 			if err != nil {
-				return err
+				return inputError(err)
 			}
 			return writeSweep(cmd.OutOrStdout(), out, doc, plots)
 		},

@@ -30,7 +30,7 @@ simulated throughput as grouped bars.`,
 			for _, d := range args {
 				doc, err := flitsim.ReadSweepDoc(d)
 				if err != nil {
-					return err
+					return inputError(err)
 				}
 				docs = append(docs, doc)
 			}

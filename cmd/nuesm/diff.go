@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nuesm/nuesm/fabric"
+	"github.com/nuesm/nuesm/internal/defaults"
 	"github.com/nuesm/nuesm/lft"
 )
 
@@ -57,16 +60,63 @@ func (tf *tablePairFlags) load(w io.Writer, oldArg, newArg string) (*fabric.Grap
 	g := l.Graph
 	old, err := readTableSet(oldArg, g, true)
 	if err != nil {
-		return nil, nil, nil, inputError(fmt.Errorf("OLD: %w", err))
+		return nil, nil, nil, inputError(fmt.Errorf("OLD: %w", tf.misfit(oldArg, fabricArgs, l.File, err)))
 	}
 	if err := foreignOld(oldArg, g, old, l.File); err != nil {
 		return nil, nil, nil, err
 	}
 	new, err := readTableSet(newArg, g, false)
 	if err != nil {
-		return nil, nil, nil, inputError(fmt.Errorf("NEW: %w", err))
+		return nil, nil, nil, inputError(fmt.Errorf("NEW: %w", tf.misfit(newArg, fabricArgs, l.File, err)))
 	}
 	return g, old, new, nil
+}
+
+// misfit adds to err, a set's tables naming LIDs, switches or ports the
+// fabric read (fabricArgs, none for the default; fabricFile in messages)
+// does not have, that the set does not fit that fabric, and which option
+// names the right one. Generated fabrics share GUID ranges, so another
+// fabric's set reads as this one's with conflicting LIDs ("routed twice")
+// rather than as unknown switches. A set beside its own fabric.topo, the
+// fabric read, is damaged instead and err stays as it is.
+func (tf *tablePairFlags) misfit(arg string, fabricArgs []string, fabricFile string, err error) error {
+	fit := false
+	for _, e := range []error{lft.ErrDuplicate, lft.ErrLIDRange, lft.ErrUnknownSwitch, lft.ErrMissingSwitch, lft.ErrUnknownPort, lft.ErrPortRange} {
+		fit = fit || errors.Is(err, e)
+	}
+	if !fit {
+		return err
+	}
+	own, ok := lft.FabricPath(arg)
+	if ok && sameFabric(own, fabricArgs) {
+		return err
+	}
+	name := "the fabric " + fabricFile
+	if tf.useDefault {
+		name = "the embedded default fabric (--default)"
+	}
+	hint := "give --fabric with the dump it was routed for"
+	if ok {
+		hint = "give --fabric " + own
+		if tf.useDefault {
+			hint += ", or leave out --default to read NEW's " + lft.FabricFile
+		}
+	}
+	return fmt.Errorf("%s does not fit %s: %w; a set of another fabric? %s", arg, name, err, hint)
+}
+
+// sameFabric reports whether the dump at path has the same text as the
+// fabric read: the file of fabricArgs, or the embedded default.
+func sameFabric(path string, fabricArgs []string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	if len(fabricArgs) == 0 {
+		return string(b) == defaults.Dump()
+	}
+	f, err := os.ReadFile(fabricArgs[0])
+	return err == nil && bytes.Equal(b, f)
 }
 
 // foreignOld refuses OLD when it routes nothing and only because every

@@ -14,8 +14,8 @@ import (
 const (
 	exitFailure = exitstatus.Failure // anything else: I/O failures, internal errors
 	exitUsage   = exitstatus.Usage   // the command line or the configuration
-	exitInput   = 3                  // an input file unreadable or not what it should be
-	exitUnsafe  = 4                  // tables unsafe or unroutable, or no safe plan
+	exitInput   = exitstatus.Input   // an input file unreadable or not what it should be
+	exitUnsafe  = exitstatus.Unsafe  // tables unsafe or unroutable, or no safe plan
 )
 
 const exitHelp = `Exit status: 0 success; 1 other failures (I/O, internal errors); 2 usage:

@@ -1,7 +1,7 @@
 // Package exitstatus carries a command's exit status with its error, so
-// that nuesm and flitsim tell a usage error (status 2) from other
-// failures (1) the same way; a command adds statuses of its own with
-// With.
+// that nuesm and flitsim sort their errors the same way: a usage error
+// (status 2), an unreadable input (3), unsafe tables (4), other failures
+// (1).
 package exitstatus
 
 import (
@@ -16,6 +16,8 @@ import (
 const (
 	Failure = 1 // anything the error does not classify: I/O, internal errors
 	Usage   = 2 // the command line: unknown command or flag, bad arguments or settings
+	Input   = 3 // an input file unreadable or not what it should be
+	Unsafe  = 4 // tables unsafe or unroutable, or no safe plan
 )
 
 // Error is an error with the exit status it ends the command with.
