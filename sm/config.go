@@ -86,6 +86,13 @@ type settingSource struct {
 	lines map[string]int
 }
 
+// DiscoveryWritesFabric reports whether the deployer's discovery writes
+// the dump the daemon routes ([opensm] discover, docs/deploy.md), so
+// that a first start may find it missing.
+func (c Config) DiscoveryWritesFabric() bool {
+	return c.Fabric != "" && c.OpenSM.Enabled && c.OpenSM.Discover
+}
+
 // settingError returns err, about the setting key, as a SettingError
 // naming the file and line the setting was read from, if it was.
 func (c Config) settingError(key string, err error) error {

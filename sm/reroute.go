@@ -29,8 +29,9 @@ const (
 )
 
 // reroute runs one reroute and records its outcome. Failures keep the
-// last good tables published.
-func (s *Server) reroute(ctx context.Context, reason string) {
+// last good tables published; it returns how long to wait before
+// retrying a publication that failed (0: no retry).
+func (s *Server) reroute(ctx context.Context, reason string) (retry time.Duration) {
 	t0 := time.Now()
 	s.setStatus(func(st *Status) { st.State = "rerouting"; st.LastTrigger = reason })
 	s.log.Info("reroute", "trigger", reason)
@@ -63,16 +64,17 @@ func (s *Server) reroute(ctx context.Context, reason string) {
 			st.Jobs = jobs
 		}
 	})
-	s.schedulePublishRetry(err)
+	retry = s.publishRetry(err)
 	if err != nil {
 		msg := "reroute failed; the last good tables stay published"
 		if s.Status().Published == nil {
 			msg = "reroute failed; no tables are published"
 		}
 		s.log.Error(msg, "trigger", reason, "err", err, "seconds", dur.Seconds())
-		return
+		return retry
 	}
 	s.log.Info("reroute done", "result", res, "seconds", dur.Seconds(), "jobs_routed", s.routedJobs, "phases", strings.Join(s.phases, " "))
+	return 0
 }
 
 // publishError is a reroute that routed and verified its tables but could
@@ -90,24 +92,22 @@ const (
 	publishRetryMax = time.Minute
 )
 
-// schedulePublishRetry records the reroute's outcome for the loop: after
-// a publish that failed, a retry (trigger "publish-retry") and a problem
-// in /healthz until a publication succeeds, since the published tables
-// then route an older fabric or job set than the dump and the hooks ask
-// for; any other outcome ends both.
-func (s *Server) schedulePublishRetry(err error) {
+// publishRetry returns the wait before a retry after a publish that
+// failed, which is a problem in /healthz until a publication succeeds
+// (the published tables then route an older fabric or job set than the
+// dump and the hooks ask for); 0 after any other outcome.
+func (s *Server) publishRetry(err error) time.Duration {
 	var pe *publishError
 	if !errors.As(err, &pe) {
 		if err == nil {
 			s.publishBackoff = 0
 			s.setProblem("publish", "")
 		}
-		s.publishRetry.Store(0)
-		return
+		return 0
 	}
 	s.publishBackoff = min(max(2*s.publishBackoff, publishRetryMin), publishRetryMax)
-	s.publishRetry.Store(int64(s.publishBackoff))
 	s.setProblem("publish", fmt.Sprintf("publishing the tables routed for the current dump failed (retrying every %s at most): %v", s.publishBackoff, pe.err))
+	return s.publishBackoff
 }
 
 // phase times one step of a reroute.

@@ -106,10 +106,8 @@ type Server struct {
 	started  time.Time
 
 	// publishBackoff is the wait before the next publish retry (the
-	// reroute goroutine's); publishRetry hands it to the loop when the
-	// reroute ends (0: none).
+	// reroute goroutine's: reroutes run one at a time).
 	publishBackoff time.Duration
-	publishRetry   atomic.Int64
 
 	// The fabric of the last reroute and the fingerprint of the jobs it
 	// routed for: the job poller compares new answers with them.
@@ -348,9 +346,9 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // awaitsDiscovery reports whether the dump does not exist yet and the
-// deployer's discovery writes it ([opensm] discover, docs/deploy.md).
+// deployer's discovery writes it.
 func (s *Server) awaitsDiscovery() bool {
-	if s.deployer == nil || !s.cfg.OpenSM.Enabled || !s.cfg.OpenSM.Discover || s.cfg.Fabric == "" {
+	if s.deployer == nil || !s.cfg.DiscoveryWritesFabric() {
 		return false
 	}
 	_, err := os.Stat(s.cfg.Fabric)
@@ -363,6 +361,7 @@ type inflight struct {
 	deadline *time.Timer
 	reason   string
 	started  time.Time
+	retry    time.Duration // a failed publication's retry wait; read after done
 }
 
 // loop runs reroutes one at a time, each in a goroutine of its own under
@@ -393,11 +392,11 @@ func (s *Server) loop(ctx context.Context, httpErr <-chan error) error {
 			run = s.startReroute(ctx, reason)
 		case <-done:
 			run.deadline.Stop()
+			if run.retry > 0 {
+				retry = time.After(run.retry)
+			}
 			run = nil
 			s.setProblem("reroute", "")
-			if d := time.Duration(s.publishRetry.Swap(0)); d > 0 {
-				retry = time.After(d)
-			}
 		case <-retry:
 			retry = nil
 			s.Trigger("publish-retry")
@@ -428,7 +427,7 @@ func (s *Server) startReroute(ctx context.Context, reason string) *inflight {
 	go func() {
 		defer close(run.done)
 		defer cancel()
-		s.reroute(rctx, reason)
+		run.retry = s.reroute(rctx, reason)
 	}()
 	return run
 }

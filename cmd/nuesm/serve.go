@@ -278,7 +278,7 @@ func runServe(cmd *cobra.Command, sf serveFlags) error {
 // dryRun loads what the daemon would route and says what it found.
 func dryRun(w io.Writer, srv *sm.Server, cfg sm.Config) error {
 	res, err := srv.DryRun()
-	if errors.Is(err, fs.ErrNotExist) && cfg.Fabric != "" && cfg.OpenSM.Enabled && cfg.OpenSM.Discover {
+	if errors.Is(err, fs.ErrNotExist) && cfg.DiscoveryWritesFabric() {
 		// The daemon starts without it: discovery writes it first.
 		fmt.Fprintf(w, "fabric:   %s does not exist yet: [opensm] discover writes it at the start\n", cfg.Fabric)
 		fmt.Fprintf(w, "engines:  %s (max %d VLs)\noutput:   %s\n", cfg.Defaults().Engines, cfg.Defaults().MaxVLs, cfg.Output)
